@@ -1,0 +1,100 @@
+// Package nginxconf renders the NGINX configuration of article A's proxy
+// arms from one template. The buffer settings are the article's and are
+// fixed; what varies per condition is buffering and the addresses.
+package nginxconf
+
+import (
+	_ "embed"
+	"fmt"
+	"net"
+	"path"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+// Defaults of Config's fields.
+const (
+	DefaultListen          = "127.0.0.1:8080"
+	DefaultUpstream        = "127.0.0.1:8000"
+	DefaultTempPath        = "/tmp/nginx-proxy-temp"
+	DefaultWorkerProcesses = "auto" // Debian's nginx.conf default
+)
+
+//go:embed nginx.conf.tmpl
+var text string
+
+var tmpl = template.Must(template.New("nginx.conf").Parse(text))
+
+// Config is what differs between rendered configurations.
+type Config struct {
+	// Buffering is proxy_buffering on (true) or off (false).
+	Buffering bool
+	// Listen is the host:port NGINX accepts clients on.
+	Listen string
+	// Upstream is the host:port of the WSGI server.
+	Upstream string
+	// TempPath is proxy_temp_path, an absolute path; probes watch the
+	// files NGINX keeps open below it.
+	TempPath string
+	// WorkerProcesses is "auto" or a positive whole number.
+	WorkerProcesses string
+}
+
+// Option changes a Config.
+type Option func(*Config)
+
+// WithBuffering sets proxy_buffering.
+func WithBuffering(on bool) Option { return func(c *Config) { c.Buffering = on } }
+
+// WithWorkerProcesses sets worker_processes ("auto" or a count).
+func WithWorkerProcesses(n string) Option { return func(c *Config) { c.WorkerProcesses = n } }
+
+// New returns the default Config changed by opts.
+func New(opts ...Option) Config {
+	c := Config{
+		Buffering:       true,
+		Listen:          DefaultListen,
+		Upstream:        DefaultUpstream,
+		TempPath:        DefaultTempPath,
+		WorkerProcesses: DefaultWorkerProcesses,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Validate names the first malformed field and the form it takes.
+func (c Config) Validate() error {
+	for name, addr := range map[string]string{"Listen": c.Listen, "Upstream": c.Upstream} {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil || host == "" {
+			return fmt.Errorf("nginxconf: %s %q is not host:port (e.g. %s)", name, addr, DefaultListen)
+		}
+		if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+			return fmt.Errorf("nginxconf: %s %q has no port between 1 and 65535", name, addr)
+		}
+	}
+	if !path.IsAbs(c.TempPath) || strings.ContainsAny(c.TempPath, " ;{}\"'\n") {
+		return fmt.Errorf("nginxconf: TempPath %q must be an absolute path without spaces, quotes, braces or ';'", c.TempPath)
+	}
+	if c.WorkerProcesses != "auto" {
+		if n, err := strconv.Atoi(c.WorkerProcesses); err != nil || n < 1 {
+			return fmt.Errorf("nginxconf: WorkerProcesses %q must be \"auto\" or a whole number above 0", c.WorkerProcesses)
+		}
+	}
+	return nil
+}
+
+// Render returns the configuration file text, or the Validate error.
+func (c Config) Render() (string, error) {
+	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	if err := tmpl.Execute(&b, c); err != nil {
+		return "", fmt.Errorf("nginxconf: render: %w", err)
+	}
+	return b.String(), nil
+}

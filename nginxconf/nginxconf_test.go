@@ -1,0 +1,56 @@
+package nginxconf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestRenderCarriesArticleSettings(t *testing.T) {
+	for _, on := range []bool{true, false} {
+		conf, err := New(WithBuffering(on)).Render()
+		require.NoError(t, err)
+		want := "proxy_buffering off;"
+		if on {
+			want = "proxy_buffering on;"
+		}
+		assert.Contains(t, conf, want)
+		for _, s := range []string{
+			"proxy_buffer_size 16k;", "proxy_buffers 4 16k;", "proxy_busy_buffers_size 32k;",
+			"proxy_max_temp_file_size 32m;", "proxy_temp_file_write_size 64k;",
+			"proxy_http_version 1.1;", "listen 127.0.0.1:8080;", "server 127.0.0.1:8000;",
+		} {
+			assert.Contains(t, conf, s)
+		}
+	}
+}
+
+func TestRenderDiffersOnlyInBuffering(t *testing.T) {
+	on, err := New(WithBuffering(true)).Render()
+	require.NoError(t, err)
+	off, err := New(WithBuffering(false)).Render()
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(on, "proxy_buffering on;", "proxy_buffering off;", 1), off)
+}
+
+func TestRenderRejectsMalformedSettings(t *testing.T) {
+	cases := map[string]struct {
+		opt  Option
+		want string
+	}{
+		"listen without port":  {func(c *Config) { c.Listen = "127.0.0.1" }, "Listen"},
+		"upstream port 0":       {func(c *Config) { c.Upstream = "127.0.0.1:0" }, "Upstream"},
+		"relative temp path":    {func(c *Config) { c.TempPath = "tmp/x" }, "TempPath"},
+		"temp path injection":   {func(c *Config) { c.TempPath = "/tmp/x; user root" }, "TempPath"},
+		"worker processes zero": {WithWorkerProcesses("0"), "WorkerProcesses"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := New(tc.opt).Render()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
