@@ -1,0 +1,161 @@
+// Package probe reads kernel state from inside the lab's namespaces: the
+// cgroup limits a container runs under and the network namespace's sysctls.
+// Every reader takes a root path, so unit tests read fixture trees under
+// fixtures/ where the real code reads / inside a container.
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/procfs"
+)
+
+// Limits are a cgroup's CPU quota and memory limit.
+type Limits struct {
+	// CgroupVersion is 1 or 2.
+	CgroupVersion int `json:"cgroup_version"`
+	// CPUQuotaMicros is the CFS quota per period, -1 when unlimited.
+	CPUQuotaMicros int64 `json:"cpu_quota_us"`
+	// CPUPeriodMicros is the CFS period.
+	CPUPeriodMicros int64 `json:"cpu_period_us"`
+	// MemoryBytes is the memory limit, -1 when unlimited.
+	MemoryBytes int64 `json:"memory_bytes"`
+}
+
+// CPUs is the quota as a share of one core, 0 when unlimited.
+func (l Limits) CPUs() float64 {
+	if l.CPUQuotaMicros < 0 || l.CPUPeriodMicros <= 0 {
+		return 0
+	}
+	return float64(l.CPUQuotaMicros) / float64(l.CPUPeriodMicros)
+}
+
+// ReadLimits reads the limits of the cgroup mounted at root (in a container,
+// /sys/fs/cgroup), v2 when root has cgroup.controllers, v1 otherwise.
+func ReadLimits(root string) (Limits, error) {
+	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+		return readV2(root)
+	}
+	return readV1(root)
+}
+
+func readV2(root string) (Limits, error) {
+	l := Limits{CgroupVersion: 2}
+	cpu, err := readLine(root, "cpu.max")
+	if err != nil {
+		return l, err
+	}
+	f := strings.Fields(cpu)
+	if len(f) != 2 {
+		return l, fmt.Errorf("probe: cpu.max %q is not 'QUOTA PERIOD'", cpu)
+	}
+	if l.CPUQuotaMicros, err = maxOrInt(f[0]); err != nil {
+		return l, fmt.Errorf("probe: cpu.max quota: %w", err)
+	}
+	if l.CPUPeriodMicros, err = strconv.ParseInt(f[1], 10, 64); err != nil {
+		return l, fmt.Errorf("probe: cpu.max period: %w", err)
+	}
+	mem, err := readLine(root, "memory.max")
+	if err != nil {
+		return l, err
+	}
+	if l.MemoryBytes, err = maxOrInt(mem); err != nil {
+		return l, fmt.Errorf("probe: memory.max: %w", err)
+	}
+	return l, nil
+}
+
+func readV1(root string) (Limits, error) {
+	l := Limits{CgroupVersion: 1}
+	ints := []struct {
+		file string
+		dst  *int64
+	}{
+		{"cpu/cpu.cfs_quota_us", &l.CPUQuotaMicros},
+		{"cpu/cpu.cfs_period_us", &l.CPUPeriodMicros},
+		{"memory/memory.limit_in_bytes", &l.MemoryBytes},
+	}
+	for _, f := range ints {
+		s, err := readLine(root, f.file)
+		if err != nil {
+			return l, err
+		}
+		if *f.dst, err = strconv.ParseInt(s, 10, 64); err != nil {
+			return l, fmt.Errorf("probe: %s: %w", f.file, err)
+		}
+	}
+	// v1 reports "no limit" as a huge page-aligned number.
+	if l.MemoryBytes >= 1<<62 {
+		l.MemoryBytes = -1
+	}
+	return l, nil
+}
+
+func maxOrInt(s string) (int64, error) {
+	if s == "max" {
+		return -1, nil
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+func readLine(root, name string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("probe: no %s under %s: not a cgroup v1 or v2 mount", name, root)
+	}
+	if err != nil {
+		return "", fmt.Errorf("probe: %w", err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// Sysctls the lab records for every run: they bound what the sockets on
+// the path can hold.
+var Sysctls = []string{
+	"net.ipv4.tcp_rmem",
+	"net.ipv4.tcp_wmem",
+	"net.core.rmem_max",
+	"net.core.wmem_max",
+	"net.core.somaxconn",
+}
+
+// ReadSysctls reads names from the proc tree at procRoot (normally /proc),
+// each value's fields joined by one space.
+func ReadSysctls(procRoot string, names []string) (map[string]string, error) {
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	out := make(map[string]string, len(names))
+	for _, n := range names {
+		v, err := pfs.SysctlStrings(n)
+		if err != nil {
+			return nil, fmt.Errorf("probe: sysctl %s: %w", n, err)
+		}
+		out[n] = strings.Join(v, " ")
+	}
+	return out, nil
+}
+
+// Inspection is what `labagent inspect` reports from inside a container.
+type Inspection struct {
+	Limits  Limits            `json:"limits"`
+	Sysctls map[string]string `json:"sysctls"`
+}
+
+// Inspect reads the limits under cgroupRoot and the Sysctls under procRoot.
+func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
+	var in Inspection
+	var err error
+	if in.Limits, err = ReadLimits(cgroupRoot); err != nil {
+		return in, err
+	}
+	in.Sysctls, err = ReadSysctls(procRoot, Sysctls)
+	return in, err
+}

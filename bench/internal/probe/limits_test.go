@@ -1,0 +1,42 @@
+package probe
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestReadLimits(t *testing.T) {
+	cases := map[string]Limits{
+		"v1":           {CgroupVersion: 1, CPUQuotaMicros: 2500, CPUPeriodMicros: 10000, MemoryBytes: 128 << 20},
+		"v1-unlimited": {CgroupVersion: 1, CPUQuotaMicros: -1, CPUPeriodMicros: 100000, MemoryBytes: -1},
+		"v2":           {CgroupVersion: 2, CPUQuotaMicros: 2000, CPUPeriodMicros: 10000, MemoryBytes: -1},
+	}
+	for name, want := range cases {
+		t.Run(name, func(t *testing.T) {
+			got, err := ReadLimits("../../../fixtures/cgroup/" + name)
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+		})
+	}
+	l, _ := ReadLimits("../../../fixtures/cgroup/v1")
+	assert.InDelta(t, 0.25, l.CPUs(), 1e-9)
+}
+
+func TestReadLimitsNamesMissingFile(t *testing.T) {
+	_, err := ReadLimits(t.TempDir())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "cpu/cpu.cfs_quota_us")
+}
+
+func TestReadSysctls(t *testing.T) {
+	got, err := ReadSysctls("../../../fixtures/proc", Sysctls)
+	require.NoError(t, err)
+	assert.Equal(t, "4096 131072 6291456", got["net.ipv4.tcp_rmem"])
+	assert.Equal(t, "4096 16384 4194304", got["net.ipv4.tcp_wmem"])
+	assert.Equal(t, "4096", got["net.core.somaxconn"])
+
+	_, err = ReadSysctls("../../../fixtures/proc", []string{"net.ipv4.no_such"})
+	assert.ErrorContains(t, err, "net.ipv4.no_such")
+}
