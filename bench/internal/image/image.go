@@ -1,0 +1,242 @@
+// Package image makes the lab's container images without a registry.
+//
+// Two layers: a base image, a Debian root filesystem built by mmdebstrap
+// from the recipe in fixtures/image and imported with the Docker API; and
+// the lab image on top of it, which adds the WSGI apps and the static
+// labagent binary by a one-step Docker build. Each tag is a hash of what
+// went into it, so an unchanged recipe is found and reused in seconds and a
+// changed one is rebuilt.
+package image
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	dc "github.com/ory/dockertest/v3/docker"
+
+	"wsgilab/fixtures"
+	"wsgilab/wsgiapp"
+)
+
+// Repositories of the two layers.
+const (
+	BaseRepository = "wsgilab-base"
+	LabRepository  = "wsgilab"
+)
+
+// AgentPath is where the labagent binary lands in the lab image.
+const AgentPath = "/usr/local/bin/labagent"
+
+// Engine is the part of the Docker API this package uses.
+type Engine interface {
+	InspectImage(name string) (*dc.Image, error)
+	ImportImage(opts dc.ImportImageOptions) error
+	BuildImage(opts dc.BuildImageOptions) error
+}
+
+// Result says which image a call settled on and what it cost.
+type Result struct {
+	Ref      string        `json:"ref"`
+	Built    bool          `json:"built"`
+	Duration time.Duration `json:"duration_ns"`
+}
+
+// hashFS hashes every file of fsys in path order, names included.
+func hashFS(h io.Writer, fsys fs.FS) error {
+	var names []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			names = append(names, p)
+		}
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		b, err := fs.ReadFile(fsys, n)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
+		h.Write(b)
+	}
+	return nil
+}
+
+func shortHash(parts ...func(io.Writer) error) (string, error) {
+	h := sha256.New()
+	for _, p := range parts {
+		if err := p(h); err != nil {
+			return "", err
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// BaseRef is the base image reference for the embedded recipe.
+func BaseRef() (string, error) {
+	tag, err := shortHash(func(w io.Writer) error { return hashFS(w, fixtures.Image) })
+	if err != nil {
+		return "", fmt.Errorf("image: hash recipe: %w", err)
+	}
+	return BaseRepository + ":" + tag, nil
+}
+
+// EnsureBase finds the base image or builds it: it runs the recipe's
+// build.sh on this machine (root and mmdebstrap needed) and imports the
+// tarball through the Docker API. Build output goes to log.
+func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (Result, error) {
+	start := time.Now()
+	ref, err := BaseRef()
+	if err != nil {
+		return Result{}, err
+	}
+	if _, err := eng.InspectImage(ref); err == nil {
+		return Result{Ref: ref, Duration: time.Since(start)}, nil
+	} else if !errors.Is(err, dc.ErrNoSuchImage) {
+		return Result{}, fmt.Errorf("image: inspect %s: %w", ref, err)
+	}
+	if os.Geteuid() != 0 {
+		return Result{}, fmt.Errorf("image: %s is missing and building it needs root (mmdebstrap); run 'make image' as root", ref)
+	}
+	if _, err := exec.LookPath("mmdebstrap"); err != nil {
+		return Result{}, fmt.Errorf("image: %s is missing and mmdebstrap is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
+	}
+	dir, err := os.MkdirTemp("", "wsgilab-image-")
+	if err != nil {
+		return Result{}, err
+	}
+	defer os.RemoveAll(dir)
+	if err := os.CopyFS(dir, fixtures.Image); err != nil {
+		return Result{}, fmt.Errorf("image: write recipe: %w", err)
+	}
+	rootfs := filepath.Join(dir, "rootfs.tar")
+	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "image", "build.sh"), rootfs)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Run(); err != nil {
+		return Result{}, fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
+	}
+	f, err := os.Open(rootfs)
+	if err != nil {
+		return Result{}, err
+	}
+	defer f.Close()
+	repo, tag := SplitRef(ref)
+	if err := eng.ImportImage(dc.ImportImageOptions{
+		Repository: repo, Tag: tag, Source: "-", InputStream: f, OutputStream: io.Discard, Context: ctx,
+	}); err != nil {
+		return Result{}, fmt.Errorf("image: docker import %s: %w", ref, err)
+	}
+	return Result{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+}
+
+// SplitRef splits "repo:tag" (a registry port is not a tag).
+func SplitRef(ref string) (repo, tag string) {
+	if i := strings.LastIndex(ref, ":"); i > 0 && !strings.Contains(ref[i:], "/") {
+		return ref[:i], ref[i+1:]
+	}
+	return ref, "latest"
+}
+
+const dockerfile = `FROM %s
+COPY wsgiapp/ ` + wsgiapp.Dir + `/
+COPY labagent ` + AgentPath + `
+`
+
+// EnsureLab finds or builds the lab image: base plus the WSGI apps and the
+// labagent binary (built for the engine's platform by BuildAgent).
+func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (Result, error) {
+	start := time.Now()
+	df := fmt.Sprintf(dockerfile, base)
+	tag, err := shortHash(
+		func(w io.Writer) error { _, err := io.WriteString(w, df); return err },
+		func(w io.Writer) error { return hashFS(w, wsgiapp.Files) },
+		func(w io.Writer) error { _, err := w.Write(agent); return err },
+	)
+	if err != nil {
+		return Result{}, fmt.Errorf("image: hash lab layer: %w", err)
+	}
+	ref := LabRepository + ":" + tag
+	if _, err := eng.InspectImage(ref); err == nil {
+		return Result{Ref: ref, Duration: time.Since(start)}, nil
+	} else if !errors.Is(err, dc.ErrNoSuchImage) {
+		return Result{}, fmt.Errorf("image: inspect %s: %w", ref, err)
+	}
+	buildCtx, err := labContext(df, agent)
+	if err != nil {
+		return Result{}, err
+	}
+	var out bytes.Buffer
+	if err := eng.BuildImage(dc.BuildImageOptions{
+		Name: ref, InputStream: buildCtx, OutputStream: &out, RmTmpContainer: true, ForceRmTmpContainer: true,
+		Context: ctx,
+	}); err != nil {
+		return Result{}, fmt.Errorf("image: build %s: %w\n%s", ref, err, out.String())
+	}
+	return Result{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+}
+
+func labContext(df string, agent []byte) (io.Reader, error) {
+	var buf bytes.Buffer
+	tw := tar.NewWriter(&buf)
+	add := func(name string, mode int64, b []byte) error {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(b))}); err != nil {
+			return err
+		}
+		_, err := tw.Write(b)
+		return err
+	}
+	if err := add("Dockerfile", 0o644, []byte(df)); err != nil {
+		return nil, err
+	}
+	if err := add("labagent", 0o755, agent); err != nil {
+		return nil, err
+	}
+	err := fs.WalkDir(wsgiapp.Files, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(wsgiapp.Files, p)
+		if err != nil {
+			return err
+		}
+		return add("wsgiapp/"+p, 0o644, b)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &buf, tw.Close()
+}
+
+// BuildAgent compiles bench/cmd/labagent as a static binary for goarch
+// (the engine's architecture, so a remote engine works too) and returns
+// its bytes. -trimpath keeps the bytes, and so the lab image tag, stable.
+func BuildAgent(ctx context.Context, goarch string) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "wsgilab-agent-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "labagent")
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-ldflags=-s -w -buildid=", "-o", out, "wsgilab/bench/cmd/labagent")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("image: build labagent: %w\n%s", err, msg)
+	}
+	return os.ReadFile(out)
+}

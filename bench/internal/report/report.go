@@ -1,0 +1,52 @@
+// Package report writes the lab's report files. A reporter is a
+// func(io.Writer) error; the harness picks the paths, and WriteFile makes
+// each file appear whole or not at all.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// DefaultDir is the report directory relative to the module root, used
+// when LAB_REPORT_DIR is unset.
+const DefaultDir = "reports/out"
+
+// Reporter writes one report.
+type Reporter func(io.Writer) error
+
+// JSON is a Reporter of v as indented JSON.
+func JSON(v any) Reporter {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(v)
+	}
+}
+
+// WriteFile runs r into a temporary file in dir and renames it to name, so
+// a reader never sees half a report and a failed write leaves the old one.
+func WriteFile(dir, name string, r Reporter) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	f, err := os.CreateTemp(dir, "."+name+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer os.Remove(f.Name()) // no-op after the rename
+	if err := r(f); err != nil {
+		f.Close()
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,108 @@
+package stack
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+
+	"wsgilab/bench/internal/image"
+)
+
+// Versions are what the lab image really contains, read back by running it.
+type Versions struct {
+	Python   string `json:"python"`
+	Gunicorn string `json:"gunicorn"`
+	Nginx    string `json:"nginx"`
+	UWSGI    string `json:"uwsgi"`
+	Django   string `json:"django"`
+	Gevent   string `json:"gevent"`
+	// Packages maps every Debian package in the image to its version.
+	Packages map[string]string `json:"packages"`
+	// CPUModel is the processor as a container sees it (not namespaced),
+	// read here so a remote engine reports its own.
+	CPUModel string `json:"cpu_model"`
+}
+
+const versionScript = `set -e
+echo "python=$(python3 -c 'import platform; print(platform.python_version())')"
+echo "gunicorn=$(python3 -c 'import gunicorn; print(gunicorn.__version__)')"
+echo "django=$(python3 -c 'import django; print(django.get_version())')"
+echo "gevent=$(python3 -c 'import gevent; print(gevent.__version__)')"
+echo "nginx=$(nginx -v 2>&1)"
+echo "uwsgi=$(uwsgi --version)"
+echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
+sed 's/^/pkg:/' /etc/lab-image-packages
+`
+
+var nginxVersion = regexp.MustCompile(`nginx/(\S+)`)
+
+// ReadVersions runs ref once and asks each component for its version.
+func ReadVersions(pool *dockertest.Pool, ref string) (Versions, error) {
+	repo, tag := image.SplitRef(ref)
+	r, err := pool.RunWithOptions(&dockertest.RunOptions{
+		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript}, Labels: labels("versions"),
+	}, func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
+	if err != nil {
+		return Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
+	}
+	defer pool.Purge(r)
+	code, err := pool.Client.WaitContainer(r.Container.ID)
+	if err != nil {
+		return Versions{}, err
+	}
+	var out bytes.Buffer
+	if err := pool.Client.Logs(dc.LogsOptions{
+		Container: r.Container.ID, OutputStream: &out, ErrorStream: &out, Stdout: true, Stderr: true,
+	}); err != nil {
+		return Versions{}, err
+	}
+	if code != 0 {
+		return Versions{}, fmt.Errorf("stack: reading versions in %s exited %d:\n%s", ref, code, out.String())
+	}
+	return parseVersions(out.String())
+}
+
+func parseVersions(s string) (Versions, error) {
+	v := Versions{Packages: map[string]string{}}
+	sc := bufio.NewScanner(strings.NewReader(s))
+	for sc.Scan() {
+		line := sc.Text()
+		if pkg, ok := strings.CutPrefix(line, "pkg:"); ok {
+			if name, ver, ok := strings.Cut(pkg, "="); ok {
+				v.Packages[name] = ver
+			}
+			continue
+		}
+		k, val, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		switch k {
+		case "python":
+			v.Python = val
+		case "gunicorn":
+			v.Gunicorn = val
+		case "django":
+			v.Django = val
+		case "gevent":
+			v.Gevent = val
+		case "cpu":
+			v.CPUModel = val
+		case "uwsgi":
+			v.UWSGI = val
+		case "nginx":
+			if m := nginxVersion.FindStringSubmatch(val); m != nil {
+				v.Nginx = m[1]
+			}
+		}
+	}
+	if v.Python == "" || v.Gunicorn == "" || v.Nginx == "" || len(v.Packages) == 0 {
+		return v, fmt.Errorf("stack: version output is incomplete:\n%s", s)
+	}
+	return v, nil
+}
