@@ -40,7 +40,7 @@ func TestRenderRejectsMalformedSettings(t *testing.T) {
 		opt  Option
 		want string
 	}{
-		"listen without port":  {func(c *Config) { c.Listen = "127.0.0.1" }, "Listen"},
+		"listen without port":   {func(c *Config) { c.Listen = "127.0.0.1" }, "Listen"},
 		"upstream port 0":       {func(c *Config) { c.Upstream = "127.0.0.1:0" }, "Upstream"},
 		"relative temp path":    {func(c *Config) { c.TempPath = "tmp/x" }, "TempPath"},
 		"temp path injection":   {func(c *Config) { c.TempPath = "/tmp/x; user root" }, "TempPath"},
