@@ -7,6 +7,11 @@
 // fetches URL once over a new connection and prints a getResult; it exits
 // 1 unless the status is 200 (and the body has the expected length).
 //
+//	labagent run SPEC_JSON
+//
+// performs one run of article A's load (a load.Spec) and prints its
+// load.Result: one fresh process per measurement.
+//
 //	labagent inspect
 //
 // prints the cgroup limits of the container it runs in and the network
@@ -14,6 +19,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -23,6 +29,7 @@ import (
 	"os"
 	"time"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/probe"
 )
 
@@ -37,8 +44,10 @@ func main() {
 		err = runGet(os.Args[2:], os.Stdout)
 	case "inspect":
 		err = runInspect(os.Stdout)
+	case "run":
+		err = runLoad(os.Args[2:], os.Stdout)
 	default:
-		err = fmt.Errorf("unknown command %q (want: get, inspect)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want: get, run, inspect)", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "labagent:", err)
@@ -110,4 +119,19 @@ func runInspect(stdout io.Writer) error {
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(in)
+}
+
+func runLoad(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("run takes one argument, a load.Spec as JSON")
+	}
+	var spec load.Spec
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+		return fmt.Errorf("run: spec: %w", err)
+	}
+	res, err := load.Run(context.Background(), spec)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
 }

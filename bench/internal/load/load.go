@@ -1,0 +1,406 @@
+// Package load is article A's controller and load generator: slow
+// downloads that read through a small receive buffer at a paced rate, and
+// an open-loop prober that sends /fast requests on an absolute schedule.
+// It runs inside the client container (labagent run), so its CPU is the
+// client's 0.20-core budget, as in the article.
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// Defaults of Spec, from article A.
+const (
+	DefaultDownloadRate     = 2 << 20 // bytes/s
+	DefaultReceiveBuffer    = 8 << 10 // SO_RCVBUF asked for; Linux grants double
+	DefaultReadSize         = 16 << 10
+	DefaultLargeSize        = 16 << 20
+	DefaultProbeRate        = 8 // requests/s
+	DefaultProbeCount       = 72
+	DefaultProbeOffset      = 250 * time.Millisecond
+	DefaultProbeTimeout     = 30 * time.Second
+	DefaultDownloadTimeout  = 60 * time.Second
+	DefaultFastBodyBytes    = 12
+	DefaultBaselineRequests = 72
+	DefaultBaselineGap      = 25 * time.Millisecond
+)
+
+// Spec is one run's load. The harness sends it to labagent as JSON.
+type Spec struct {
+	// LargeURL is the download target; the body must be LargeSize bytes.
+	LargeURL  string `json:"large_url"`
+	LargeSize int64  `json:"large_size"`
+	// Downloads is how many slow downloads run at once (0 for none).
+	Downloads int `json:"downloads"`
+	// IDPrefix names the downloads (IDPrefix-dlK) in X-Lab-Id, so the
+	// app's write records can be matched to them.
+	IDPrefix string `json:"id_prefix"`
+	// DownloadRate is the paced read rate in bytes per second.
+	DownloadRate float64 `json:"download_rate"`
+	// ReceiveBuffer is the SO_RCVBUF set before connecting, in bytes.
+	ReceiveBuffer int `json:"receive_buffer"`
+	// ReadSize caps each read from the socket, in bytes.
+	ReadSize        int           `json:"read_size"`
+	DownloadTimeout time.Duration `json:"download_timeout_ns"`
+
+	// FastURL is the probed endpoint; its body must be FastBodyBytes long.
+	FastURL       string `json:"fast_url"`
+	FastBodyBytes int64  `json:"fast_body_bytes"`
+	// ProbeRate and ProbeCount make the open-loop schedule: request k is
+	// sent at start + ProbeOffset + k/ProbeRate, whatever earlier ones do.
+	ProbeRate   float64       `json:"probe_rate"`
+	ProbeCount  int           `json:"probe_count"`
+	ProbeOffset time.Duration `json:"probe_offset_ns"`
+	// ProbeTimeout bounds one /fast request.
+	ProbeTimeout time.Duration `json:"probe_timeout_ns"`
+
+	// BaselineRequests, after the load, times that many raw exchanges
+	// with FastURL (connect, write the request, read to EOF; no HTTP
+	// parsing, no scheduler), BaselineGap apart so the CPU quotas refill
+	// as they do between the prober's requests: what the endpoint costs
+	// without the harness.
+	BaselineRequests int           `json:"baseline_requests"`
+	BaselineGap      time.Duration `json:"baseline_gap_ns"`
+}
+
+// Option changes a Spec.
+type Option func(*Spec)
+
+// WithDownloads sets the number of concurrent slow downloads.
+func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
+
+// WithBaseline sets the number of baseline exchanges after the load.
+func WithBaseline(n int) Option { return func(s *Spec) { s.BaselineRequests = n } }
+
+// NewSpec returns article A's load against the server at base (a URL such
+// as http://127.0.0.1:8000), changed by opts.
+func NewSpec(base, idPrefix string, opts ...Option) Spec {
+	s := Spec{
+		LargeURL: base + "/large", LargeSize: DefaultLargeSize, IDPrefix: idPrefix,
+		DownloadRate: DefaultDownloadRate, ReceiveBuffer: DefaultReceiveBuffer, ReadSize: DefaultReadSize,
+		DownloadTimeout: DefaultDownloadTimeout,
+		FastURL:         base + "/fast", FastBodyBytes: DefaultFastBodyBytes,
+		ProbeRate: DefaultProbeRate, ProbeCount: DefaultProbeCount, ProbeOffset: DefaultProbeOffset,
+		ProbeTimeout: DefaultProbeTimeout, BaselineGap: DefaultBaselineGap,
+	}
+	for _, o := range opts {
+		o(&s)
+	}
+	return s
+}
+
+// Validate names the first malformed field.
+func (s Spec) Validate() error {
+	switch {
+	case s.Downloads < 0:
+		return fmt.Errorf("load: Downloads %d is negative", s.Downloads)
+	case s.Downloads > 0 && (s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0):
+		return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
+	case s.ProbeCount < 0 || (s.ProbeCount > 0 && s.ProbeRate <= 0):
+		return errors.New("load: ProbeCount must be >= 0 and ProbeRate positive")
+	case s.ProbeTimeout <= 0 || s.DownloadTimeout <= 0:
+		return errors.New("load: ProbeTimeout and DownloadTimeout must be positive")
+	}
+	for _, u := range []string{s.LargeURL, s.FastURL} {
+		if p, err := url.Parse(u); err != nil || p.Scheme != "http" || p.Host == "" {
+			return fmt.Errorf("load: %q is not an http:// URL", u)
+		}
+	}
+	return nil
+}
+
+// Download is one slow download's outcome.
+type Download struct {
+	ID     string `json:"id"`
+	Status int    `json:"status"`
+	// Bytes is the body length received; Expected the Content-Length.
+	Bytes    int64 `json:"bytes"`
+	Expected int64 `json:"expected"`
+	// ReceiveBufferGranted is SO_RCVBUF as the kernel reports it after
+	// connecting (Linux doubles the request for its bookkeeping).
+	ReceiveBufferGranted int `json:"receive_buffer_granted"`
+	// Start is when the connect began, as an offset from the run's start.
+	Start time.Duration `json:"start_ns"`
+	// FirstByte runs from sending the request to the first response byte.
+	FirstByte time.Duration `json:"first_byte_ns"`
+	// Completion runs from sending the request to having the whole body,
+	// including the pacing wait after the last read.
+	Completion time.Duration `json:"completion_ns"`
+	Error      string        `json:"error,omitempty"`
+}
+
+// Complete is a 200 with the whole body and no error.
+func (d Download) Complete() bool {
+	return d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+}
+
+// Probe is one /fast request's outcome.
+type Probe struct {
+	Seq int `json:"seq"`
+	// Scheduled is the planned send time, Lag how late it really started,
+	// both from the run's start.
+	Scheduled time.Duration `json:"scheduled_ns"`
+	Lag       time.Duration `json:"lag_ns"`
+	// Latency runs from starting the TCP connect to having the whole body.
+	Latency time.Duration `json:"latency_ns"`
+	Status  int           `json:"status"`
+	Bytes   int64         `json:"bytes"`
+	Error   string        `json:"error,omitempty"`
+}
+
+// OK is a 200 with the full body.
+func (p Probe) OK(want int64) bool {
+	return p.Error == "" && p.Status == http.StatusOK && p.Bytes == want
+}
+
+// Result is one run as the client saw it.
+type Result struct {
+	Spec Spec `json:"spec"`
+	// StartUnixNano anchors the offsets to the shared wall clock, so the
+	// harness can line them up with the app's and the probes' records.
+	StartUnixNano int64         `json:"start_unix_ns"`
+	Downloads     []Download    `json:"downloads"`
+	Probes        []Probe       `json:"probes"`
+	Baseline      []Probe       `json:"baseline,omitempty"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
+}
+
+// Run performs spec: the downloads start at once, the prober ProbeOffset
+// later; it returns when every request has ended.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	start := time.Now()
+	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
+		Downloads: make([]Download, spec.Downloads), Probes: make([]Probe, spec.ProbeCount)}
+	var wg sync.WaitGroup
+	for k := range spec.Downloads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res.Downloads[k] = download(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start)
+		}()
+	}
+	// Every request waits in its own goroutine for its slot, so no send
+	// depends on an earlier one (open loop) nor on a goroutine's start-up.
+	probeStart := start.Add(spec.ProbeOffset)
+	interval := time.Duration(float64(time.Second) / max(spec.ProbeRate, 1e-9))
+	for k := range spec.ProbeCount {
+		due := probeStart.Add(time.Duration(k) * interval)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			waitUntil(due)
+			res.Probes[k] = probe(ctx, spec, k, start, due)
+		}()
+	}
+	wg.Wait()
+	for k := range spec.BaselineRequests {
+		time.Sleep(spec.BaselineGap)
+		res.Baseline = append(res.Baseline, rawExchange(ctx, spec, k))
+	}
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// spinWindow is how long before its slot a request stops sleeping and
+// polls the clock: timer wakeups run late by up to a millisecond under a
+// CPU quota, and 72 spins of this length cost about 0.2 % of a core.
+const spinWindow = 300 * time.Microsecond
+
+func waitUntil(due time.Time) {
+	time.Sleep(time.Until(due) - spinWindow)
+	for time.Now().Before(due) {
+	}
+}
+
+func probe(ctx context.Context, spec Spec, seq int, runStart, due time.Time) Probe {
+	began := time.Now()
+	p := Probe{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
+	ctx, cancel := context.WithTimeout(ctx, spec.ProbeTimeout)
+	defer cancel()
+	status, n, err := exchange(ctx, spec.FastURL, "", nil, nil)
+	p.Latency = time.Since(began)
+	p.Status, p.Bytes = status, n
+	if err == nil && n != spec.FastBodyBytes {
+		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)
+	}
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return p
+}
+
+// rawExchange is the baseline: the least a client can do to get /fast.
+func rawExchange(ctx context.Context, spec Spec, seq int) Probe {
+	p := Probe{Seq: seq}
+	u, err := url.Parse(spec.FastURL)
+	if err != nil {
+		p.Error = err.Error()
+		return p
+	}
+	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n\r\n")
+	buf := make([]byte, 4096)
+	ctx, cancel := context.WithTimeout(ctx, spec.ProbeTimeout)
+	defer cancel()
+	began := time.Now()
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	if err == nil {
+		_, err = conn.Write(req)
+		for err == nil {
+			var n int
+			n, err = conn.Read(buf)
+			p.Bytes += int64(n)
+		}
+		conn.Close()
+		if errors.Is(err, io.EOF) {
+			err = nil
+		}
+	}
+	p.Latency = time.Since(began)
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return p
+}
+
+func download(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	d := Download{ID: id, Expected: spec.LargeSize, Start: time.Since(runStart)}
+	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
+	defer cancel()
+	var sent time.Time
+	var pc *pacedConn
+	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, spec.ReceiveBuffer)
+		})
+		return errors.Join(err, serr)
+	}}
+	status, n, err := exchange(ctx, spec.LargeURL, id, dialer, func(c net.Conn) net.Conn {
+		sent = time.Now()
+		d.ReceiveBufferGranted = receiveBuffer(c)
+		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize}
+		return pc
+	})
+	d.Status, d.Bytes = status, n
+	if pc != nil && pc.started {
+		pc.finish()
+		d.FirstByte = pc.t0.Sub(sent)
+		d.Completion = time.Since(sent)
+	}
+	if err == nil && n != spec.LargeSize {
+		err = fmt.Errorf("body is %d bytes, want %d", n, spec.LargeSize)
+	}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	return d
+}
+
+// exchange sends one GET over a new connection (Connection: close) and
+// reads the whole body. wrap, when set, wraps the connection after the
+// request is written. It returns the status and body length.
+func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap func(net.Conn) net.Conn) (int, int64, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	if dialer == nil {
+		dialer = &net.Dialer{}
+	}
+	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return 0, 0, fmt.Errorf("connect: %w", err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n"
+	if id != "" {
+		req += "X-Lab-Id: " + id + "\r\n"
+	}
+	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
+		return 0, 0, fmt.Errorf("send: %w", err)
+	}
+	var r io.Reader = conn
+	if wrap != nil {
+		r = wrap(conn)
+	}
+	resp, err := http.ReadResponse(bufio.NewReaderSize(r, 4096), nil)
+	if err != nil {
+		return 0, 0, fmt.Errorf("receive header: %w", err)
+	}
+	defer resp.Body.Close()
+	// io.Discard's ReadFrom would read in 8 KiB steps; a plain writer and
+	// our own buffer let each read ask for up to 32 KiB, which pacedConn
+	// caps at ReadSize.
+	n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, make([]byte, 32<<10))
+	if err != nil {
+		return resp.StatusCode, n, fmt.Errorf("receive body: %w", err)
+	}
+	return resp.StatusCode, n, nil
+}
+
+func receiveBuffer(c net.Conn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	var v int
+	raw.Control(func(fd uintptr) {
+		v, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF)
+	})
+	return v
+}
+
+// pacedConn reads at most max bytes a call, and never before the absolute
+// time t0 + bytes/rate, t0 being the first byte: late wakeups do not add
+// up, the schedule catches up.
+type pacedConn struct {
+	net.Conn
+	rate    float64
+	max     int
+	started bool
+	t0      time.Time
+	total   int64
+}
+
+func (p *pacedConn) due() time.Time {
+	return p.t0.Add(time.Duration(float64(p.total) / p.rate * float64(time.Second)))
+}
+
+func (p *pacedConn) Read(b []byte) (int, error) {
+	if len(b) > p.max {
+		b = b[:p.max]
+	}
+	if p.started {
+		time.Sleep(time.Until(p.due()))
+	}
+	n, err := p.Conn.Read(b)
+	if n > 0 && !p.started {
+		p.started, p.t0 = true, time.Now()
+	}
+	p.total += int64(n)
+	return n, err
+}
+
+// finish waits out the pacing after the last read, as the article's
+// client did before it counted the download complete.
+func (p *pacedConn) finish() { time.Sleep(time.Until(p.due())) }

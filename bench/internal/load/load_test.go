@@ -1,0 +1,74 @@
+package load
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// server answers /fast with 12 bytes and /large with size bytes, on
+// loopback, and remembers the X-Lab-Id headers it saw.
+func server(t *testing.T, size int) (*httptest.Server, *[]string) {
+	var ids []string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/fast", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok": true}`)) })
+	mux.HandleFunc("/large", func(w http.ResponseWriter, r *http.Request) {
+		ids = append(ids, r.Header.Get("X-Lab-Id"))
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.Write(make([]byte, size))
+	})
+	s := httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	return s, &ids
+}
+
+func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
+	const size = 512 << 10
+	srv, ids := server(t, size)
+	spec := NewSpec(srv.URL, "t", WithDownloads(1))
+	spec.LargeSize = size
+	spec.DownloadRate = 2 << 20 // 512 KiB at 2 MiB/s: 250 ms
+	spec.ProbeCount, spec.ProbeRate, spec.ProbeOffset = 8, 40, 10*time.Millisecond
+
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+
+	require.Len(t, res.Downloads, 1)
+	d := res.Downloads[0]
+	assert.True(t, d.Complete(), "%+v", d)
+	assert.Equal(t, []string{"t-dl1"}, *ids)
+	assert.InDelta(t, 0.25, d.Completion.Seconds(), 0.05, "paced completion")
+	assert.Equal(t, 2*DefaultReceiveBuffer, d.ReceiveBufferGranted, "Linux doubles SO_RCVBUF")
+
+	require.Len(t, res.Probes, 8)
+	for k, p := range res.Probes {
+		assert.True(t, p.OK(12), "%+v", p)
+		assert.Equal(t, 10*time.Millisecond+time.Duration(k)*25*time.Millisecond, p.Scheduled)
+		assert.GreaterOrEqual(t, p.Lag, time.Duration(0), "never early")
+	}
+}
+
+func TestRunReportsAShortBody(t *testing.T) {
+	srv, _ := server(t, 1000)
+	spec := NewSpec(srv.URL, "t", WithDownloads(1))
+	spec.LargeSize = 2000
+	spec.ProbeCount = 0
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.False(t, res.Downloads[0].Complete())
+	assert.Contains(t, res.Downloads[0].Error, "1000 bytes, want 2000")
+}
+
+func TestSpecValidate(t *testing.T) {
+	assert.NoError(t, NewSpec("http://127.0.0.1:8000", "x").Validate())
+	bad := NewSpec("ftp://x", "x")
+	assert.ErrorContains(t, bad.Validate(), "not an http:// URL")
+	neg := NewSpec("http://127.0.0.1:8000", "x", WithDownloads(-1))
+	assert.ErrorContains(t, neg.Validate(), "negative")
+}
