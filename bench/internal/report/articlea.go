@@ -1,0 +1,252 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"wsgilab/bench/internal/stats"
+	"wsgilab/fixtures"
+)
+
+// ArticleValue is one of article A's published figures for a condition.
+type ArticleValue struct {
+	P95Ms           float64   `json:"p95_ms"`
+	P95MsRange      []float64 `json:"p95_ms_range,omitempty"`
+	WriteS          float64   `json:"write_s,omitempty"`
+	CompletionS     float64   `json:"completion_s,omitempty"`
+	TempfilePeakMiB float64   `json:"tempfile_peak_mib,omitempty"`
+}
+
+// ArticleA reads the article's figures (fixtures/article/article-a.json).
+func ArticleA() (map[string]ArticleValue, error) {
+	var ref struct {
+		Conditions map[string]ArticleValue `json:"conditions"`
+	}
+	if err := json.Unmarshal(fixtures.ArticleA, &ref); err != nil {
+		return nil, fmt.Errorf("report: article-a.json: %w", err)
+	}
+	return ref.Conditions, nil
+}
+
+// Run is one run of one condition: a line of runs.json.
+type Run struct {
+	Condition string    `json:"condition"`
+	Run       int       `json:"run"`
+	StartedAt time.Time `json:"started_at"`
+	// Valid is false when a /fast request failed or a download was
+	// incomplete; Invalid then says why. Invalid runs are kept but not
+	// aggregated.
+	Valid   bool   `json:"valid"`
+	Invalid string `json:"invalid,omitempty"`
+
+	P50Ms float64 `json:"p50_ms"`
+	P95Ms float64 `json:"p95_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// LagMaxMs and LagP99Ms are how late the prober sent its requests.
+	LagMaxMs float64 `json:"lag_max_ms"`
+	LagP99Ms float64 `json:"lag_p99_ms"`
+	// WriteS and CompletionS are the medians over this run's downloads.
+	WriteS            float64 `json:"write_s"`
+	CompletionS       float64 `json:"completion_s"`
+	RequestsOK        int     `json:"requests_ok"`
+	RequestsTotal     int     `json:"requests_total"`
+	DownloadsComplete int     `json:"downloads_complete"`
+	DownloadsTotal    int     `json:"downloads_total"`
+	// BaselineP50Ms and BaselineP95Ms time plain sequential exchanges with
+	// /fast after the load (0-download conditions only): the endpoint
+	// without the prober's scheduling.
+	BaselineP50Ms float64 `json:"baseline_p50_ms,omitempty"`
+	BaselineP95Ms float64 `json:"baseline_p95_ms,omitempty"`
+	// WindowS is the load's own duration; WallS the whole run with the
+	// pod's start and teardown.
+	WindowS float64 `json:"window_s"`
+	WallS   float64 `json:"wall_s"`
+	// Server and Sysctls are what this run's pod ran with, read back.
+	Server  string            `json:"server"`
+	Sysctls map[string]string `json:"sysctls"`
+}
+
+// Request is one /fast request: a line of requests.jsonl.
+type Request struct {
+	Condition   string  `json:"condition"`
+	Run         int     `json:"run"`
+	Seq         int     `json:"seq"`
+	ScheduledMs float64 `json:"scheduled_ms"`
+	LagMs       float64 `json:"lag_ms"`
+	LatencyMs   float64 `json:"latency_ms"`
+	Status      int     `json:"status"`
+	Bytes       int64   `json:"bytes"`
+	Error       string  `json:"error,omitempty"`
+}
+
+// Download is one slow download: an element of downloads.json.
+type Download struct {
+	Condition string `json:"condition"`
+	Run       int    `json:"run"`
+	ID        string `json:"id"`
+	Status    int    `json:"status"`
+	Bytes     int64  `json:"bytes"`
+	Expected  int64  `json:"expected"`
+	Complete  bool   `json:"complete"`
+	// ReceiveBufferGranted is SO_RCVBUF as the kernel reported it.
+	ReceiveBufferGranted int     `json:"receive_buffer_granted"`
+	StartMs              float64 `json:"start_ms"`
+	FirstByteMs          float64 `json:"first_byte_ms"`
+	CompletionS          float64 `json:"completion_s"`
+	// WriteS is the app's write duration for this response;
+	// WriteComplete whether the app handed over the whole body.
+	WriteS        float64 `json:"write_s"`
+	WriteComplete bool    `json:"write_complete"`
+	WorkerPID     int     `json:"worker_pid"`
+	Error         string  `json:"error,omitempty"`
+}
+
+// Condition is one condition over its valid runs: an element of
+// conditions.json, with the article's figure beside each of ours.
+type Condition struct {
+	ID                string    `json:"id"`
+	RunsValid         int       `json:"runs_valid"`
+	RunsTotal         int       `json:"runs_total"`
+	P95Ms             float64   `json:"p95_ms"` // median of the runs' p95
+	P95MsRuns         []float64 `json:"p95_ms_runs"`
+	P95MsMin          float64   `json:"p95_ms_min"`
+	P95MsMax          float64   `json:"p95_ms_max"`
+	P50Ms             float64   `json:"p50_ms"`
+	MaxMs             float64   `json:"max_ms"`
+	WriteS            float64   `json:"write_s"`
+	CompletionS       float64   `json:"completion_s"`
+	LagMaxMs          float64   `json:"lag_max_ms"`
+	RequestsOK        int       `json:"requests_ok"`
+	RequestsTotal     int       `json:"requests_total"`
+	DownloadsComplete int       `json:"downloads_complete"`
+	DownloadsTotal    int       `json:"downloads_total"`
+
+	ArticleP95Ms       float64   `json:"article_p95_ms"`
+	ArticleP95MsRange  []float64 `json:"article_p95_ms_range,omitempty"`
+	ArticleWriteS      float64   `json:"article_write_s,omitempty"`
+	ArticleCompletionS float64   `json:"article_completion_s,omitempty"`
+}
+
+// Summarize folds one condition's runs, in the article's way: per run the
+// p95 by nearest rank; per condition the median of the valid runs' values.
+func Summarize(id string, runs []Run, ref ArticleValue) Condition {
+	c := Condition{ID: id, RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
+		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{}}
+	var p50, maxs, writes, completions []float64
+	for _, r := range runs {
+		c.RequestsOK += r.RequestsOK
+		c.RequestsTotal += r.RequestsTotal
+		c.DownloadsComplete += r.DownloadsComplete
+		c.DownloadsTotal += r.DownloadsTotal
+		if !r.Valid {
+			continue
+		}
+		c.RunsValid++
+		c.P95MsRuns = append(c.P95MsRuns, r.P95Ms)
+		p50 = append(p50, r.P50Ms)
+		maxs = append(maxs, r.MaxMs)
+		c.LagMaxMs = max(c.LagMaxMs, r.LagMaxMs)
+		if r.DownloadsTotal > 0 {
+			writes = append(writes, r.WriteS)
+			completions = append(completions, r.CompletionS)
+		}
+	}
+	c.P95Ms = stats.Median(c.P95MsRuns)
+	c.P95MsMin, c.P95MsMax = stats.Range(c.P95MsRuns)
+	c.P50Ms = stats.Median(p50)
+	c.MaxMs = stats.Median(maxs)
+	c.WriteS = stats.Median(writes)
+	c.CompletionS = stats.Median(completions)
+	return c
+}
+
+// Claim is one of the articles' claims checked on our measurements: an
+// element of claims.json.
+type Claim struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	// Holds is the verdict; Evaluated is false when a condition the claim
+	// needs was not run (e.g. go test -run picked one condition).
+	Holds     bool     `json:"holds"`
+	Evaluated bool     `json:"evaluated"`
+	Measured  float64  `json:"measured"`
+	Threshold string   `json:"threshold"`
+	Unit      string   `json:"unit"`
+	Needs     []string `json:"needs"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// JSONLines is a Reporter of one JSON document per line.
+func JSONLines[T any](rows []T) Reporter {
+	return func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		for _, r := range rows {
+			if err := enc.Encode(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// Benchfmt is a Reporter of runs in Go benchmark format, one line per
+// valid run, so benchstat can compare two series:
+//
+//	BenchmarkArticleA/direct-2dl 1 5945.11 p95-ms 1.2 p50-ms 6.56 write-s 8.01 completion-s
+func Benchfmt(env Environment, runs []Run) Reporter {
+	return func(w io.Writer) error {
+		fmt.Fprintf(w, "goos: linux\ngoarch: %s\npkg: wsgilab/bench\ncpu: %s\n", env.Docker.Arch, env.Versions.CPUModel)
+		fmt.Fprintf(w, "commit: %s\n", env.GitCommit)
+		sorted := slices.Clone(runs)
+		slices.SortStableFunc(sorted, func(a, b Run) int { return strings.Compare(a.Condition, b.Condition) })
+		for _, r := range sorted {
+			if !r.Valid {
+				continue
+			}
+			fmt.Fprintf(w, "BenchmarkArticleA/%s 1 %.4f p95-ms %.4f p50-ms %.4f max-ms %.4f lag-max-ms",
+				r.Condition, r.P95Ms, r.P50Ms, r.MaxMs, r.LagMaxMs)
+			if r.DownloadsTotal > 0 {
+				fmt.Fprintf(w, " %.4f write-s %.4f completion-s", r.WriteS, r.CompletionS)
+			}
+			fmt.Fprintln(w)
+		}
+		return nil
+	}
+}
+
+// Series is series.json: the matrix as a whole, for its cost.
+type Series struct {
+	StartedAt time.Time `json:"started_at"`
+	Runs      int       `json:"runs"`
+	RunsValid int       `json:"runs_valid"`
+	// WallS is the series' wall time so far, pods' start and teardown
+	// included; WindowsS the sum of the runs' load windows; Overhead their
+	// ratio (the goal: at most 1.2).
+	WallS    float64 `json:"wall_s"`
+	WindowsS float64 `json:"windows_s"`
+	Overhead float64 `json:"overhead"`
+	// LagMaxMs and LagP99MaxMs are the worst schedule lag over all runs.
+	LagMaxMs    float64 `json:"lag_max_ms"`
+	LagP99MaxMs float64 `json:"lag_p99_max_ms"`
+}
+
+// NewSeries sums runs into a Series that started at start.
+func NewSeries(start time.Time, runs []Run) Series {
+	s := Series{StartedAt: start.UTC(), Runs: len(runs), WallS: time.Since(start).Seconds()}
+	for _, r := range runs {
+		if r.Valid {
+			s.RunsValid++
+		}
+		s.WindowsS += r.WindowS
+		s.LagMaxMs = max(s.LagMaxMs, r.LagMaxMs)
+		s.LagP99MaxMs = max(s.LagP99MaxMs, r.LagP99Ms)
+	}
+	if s.WindowsS > 0 {
+		s.Overhead = s.WallS / s.WindowsS
+	}
+	return s
+}
