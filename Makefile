@@ -19,7 +19,7 @@ test: deps
 ## repro: the full reproduction, reports in $(LAB_REPORT_DIR)
 repro: deps
 	mkdir -p $(LAB_REPORT_DIR)
-	LAB_PROFILE=full $(GO) test ./bench -count=1 -timeout 4h -v
+	$(GO) test ./bench -count=1 -timeout 4h -v
 
 ## deps: install mmdebstrap and curl, reach a Docker daemon (as root)
 deps:
