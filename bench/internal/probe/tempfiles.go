@@ -1,0 +1,133 @@
+package probe
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/prometheus/procfs"
+)
+
+// TempFile is one regular file held open under the temp dir.
+type TempFile struct {
+	// Path is the fd's target without the kernel's " (deleted)" suffix.
+	Path      string `json:"path"`
+	SizeBytes int64  `json:"size_bytes"`
+	Deleted   bool   `json:"deleted"`
+}
+
+// TempFileUsage is what a set of processes holds open under a temp dir
+// (NGINX buffers responses there once its memory buffers are full).
+type TempFileUsage struct {
+	// TotalBytes is the sum of the distinct files' logical sizes.
+	TotalBytes int64      `json:"total_bytes"`
+	FileCount  int        `json:"file_count"`
+	Files      []TempFile `json:"files"`
+}
+
+// deletedSuffix is what the kernel appends to an fd's link text once the
+// file is unlinked; NGINX unlinks its temp files right after creating them.
+const deletedSuffix = " (deleted)"
+
+// TempFiles walks <procRoot>/<pid>/fd of each pid and sums the regular files
+// open under tempDir, each file once however many fds or processes hold it.
+// A pid that exits meanwhile is skipped. Reading another process's fds
+// needs ptrace access (CAP_SYS_PTRACE in the probe's container).
+func TempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, error) {
+	u := TempFileUsage{Files: []TempFile{}}
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return u, fmt.Errorf("probe: %w", err)
+	}
+	dir := filepath.Clean(tempDir)
+	type fileID struct{ dev, ino uint64 }
+	seen := map[fileID]bool{}
+	for _, pid := range pids {
+		p, err := pfs.Proc(pid)
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return u, fmt.Errorf("probe: %w", err)
+		}
+		// FileDescriptorTargets drops the fd numbers, which the stat below
+		// needs, so list the numbers and read each link here.
+		fds, err := p.FileDescriptors()
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return u, fileErr(filepath.Join(procRoot, strconv.Itoa(pid), "fd"), err)
+		}
+		for _, fd := range fds {
+			link := filepath.Join(procRoot, strconv.Itoa(pid), "fd", strconv.FormatUint(uint64(fd), 10))
+			target, err := os.Readlink(link)
+			if gone(err) { // fd closed since the listing
+				continue
+			}
+			if err != nil {
+				return u, fmt.Errorf("probe: %w", err)
+			}
+			path, deleted := strings.CutSuffix(target, deletedSuffix)
+			if !isUnder(path, dir) {
+				continue
+			}
+			// Stat the link, not path: /proc's fd links reach the open inode
+			// even when path is unlinked or reused.
+			fi, err := os.Stat(link)
+			if gone(err) {
+				continue
+			}
+			if err != nil {
+				return u, fmt.Errorf("probe: %w", err)
+			}
+			if !fi.Mode().IsRegular() {
+				continue
+			}
+			st, ok := fi.Sys().(*syscall.Stat_t)
+			if !ok {
+				return u, fmt.Errorf("probe: stat %s: no device and inode", link)
+			}
+			id := fileID{uint64(st.Dev), st.Ino}
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			u.Files = append(u.Files, TempFile{Path: path, SizeBytes: fi.Size(), Deleted: deleted})
+			u.TotalBytes += fi.Size()
+		}
+	}
+	slices.SortStableFunc(u.Files, func(a, b TempFile) int { return strings.Compare(a.Path, b.Path) })
+	u.FileCount = len(u.Files)
+	return u, nil
+}
+
+// isUnder reports whether path lies strictly inside dir. Link texts such as
+// "socket:[123]" or "pipe:[4]" are not absolute and never match.
+func isUnder(path, dir string) bool {
+	if !filepath.IsAbs(path) {
+		return false
+	}
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// gone reports whether err means the process, thread or fd went away
+// between listing and reading: the kernel answers ENOENT or ESRCH.
+func gone(err error) bool {
+	return errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ESRCH)
+}
+
+// fileErr names path in err unless err already does (as *fs.PathError).
+func fileErr(path string, err error) error {
+	if _, ok := errors.AsType[*fs.PathError](err); ok {
+		return fmt.Errorf("probe: %w", err)
+	}
+	return fmt.Errorf("probe: %s: %w", path, err)
+}
