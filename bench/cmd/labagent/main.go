@@ -12,6 +12,19 @@
 // performs one run of article A's load (a load.Spec) and prints its
 // load.Result: one fresh process per measurement.
 //
+//	labagent closed SPEC_JSON
+//	labagent ab SPEC_JSON
+//
+// run article B's closed-loop load (a load.ClosedSpec) with our generator,
+// or with Apache Bench (ab -r), and print a load.ClosedResult; for ab the
+// CPU time is the ab process's own.
+//
+//	labagent probe SPEC_JSON
+//
+// samples the pod's processes, sockets, temp files and cgroups (a
+// probe.SamplerSpec) until the spec's stop file appears, and prints the
+// probe.Series. It runs in its own container, outside the measured budgets.
+//
 //	labagent inspect
 //
 // prints the cgroup limits of the container it runs in and the network
@@ -19,6 +32,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -27,6 +41,11 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
+	"runtime"
+	"runtime/pprof"
+	"strconv"
+	"syscall"
 	"time"
 
 	"wsgilab/bench/internal/load"
@@ -38,6 +57,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: labagent get [flags] URL")
 		os.Exit(2)
 	}
+	// LABAGENT_CPUPROFILE names a file for a pprof CPU profile of this
+	// command, to see what sampling or load generation costs.
+	if path := os.Getenv("LABAGENT_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err == nil {
+			pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	var err error
 	switch os.Args[1] {
 	case "get":
@@ -46,10 +74,17 @@ func main() {
 		err = runInspect(os.Stdout)
 	case "run":
 		err = runLoad(os.Args[2:], os.Stdout)
+	case "probe":
+		err = runProbe(os.Args[2:], os.Stdout)
+	case "closed":
+		err = runClosed(os.Args[2:], os.Stdout, false)
+	case "ab":
+		err = runClosed(os.Args[2:], os.Stdout, true)
 	default:
-		err = fmt.Errorf("unknown command %q (want: get, run, inspect)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect)", os.Args[1])
 	}
 	if err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "labagent:", err)
 		os.Exit(1)
 	}
@@ -134,4 +169,64 @@ func runLoad(args []string, stdout io.Writer) error {
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(res)
+}
+
+func runProbe(args []string, stdout io.Writer) error {
+	if len(args) != 1 {
+		return errors.New("probe takes one argument, a probe.SamplerSpec as JSON")
+	}
+	var spec probe.SamplerSpec
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+		return fmt.Errorf("probe: spec: %w", err)
+	}
+	series, err := probe.Sample(context.Background(), spec)
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(series)
+}
+
+func runClosed(args []string, stdout io.Writer, ab bool) error {
+	if len(args) != 1 {
+		return errors.New("closed and ab take one argument, a load.ClosedSpec as JSON")
+	}
+	var spec load.ClosedSpec
+	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	if err := spec.Validate(); err != nil {
+		return err
+	}
+	var res load.ClosedResult
+	var err error
+	if ab {
+		res, err = runAB(spec)
+	} else {
+		// One P, like ab's one thread: the loop is all syscalls, and a
+		// second P only adds wake-ups between threads, CPU the 2-core
+		// machine's server then lacks.
+		runtime.GOMAXPROCS(1)
+		res, err = load.Closed(context.Background(), spec)
+	}
+	if err != nil {
+		return err
+	}
+	return json.NewEncoder(stdout).Encode(res)
+}
+
+// runAB runs Apache Bench as a child and takes its CPU time from the
+// child's rusage.
+func runAB(spec load.ClosedSpec) (load.ClosedResult, error) {
+	cmd := exec.Command("ab", "-r", "-n", strconv.Itoa(spec.N), "-c", strconv.Itoa(spec.C),
+		"-s", strconv.Itoa(int(spec.Timeout.Seconds())), spec.URL)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return load.ClosedResult{}, fmt.Errorf("ab: %w\n%s", err, out.String())
+	}
+	res, err := load.ParseAB(spec, out.String())
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return res, err
 }

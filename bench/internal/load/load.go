@@ -131,8 +131,14 @@ type Download struct {
 	ReceiveBufferGranted int `json:"receive_buffer_granted"`
 	// Start is when the connect began, as an offset from the run's start.
 	Start time.Duration `json:"start_ns"`
-	// FirstByte runs from sending the request to the first response byte.
-	FirstByte time.Duration `json:"first_byte_ns"`
+	// FirstByte runs from sending the request to the first response byte;
+	// FirstByteAt is that byte's arrival as an offset from the run's start,
+	// where the paced schedule starts: by time t the client has read
+	// about DownloadRate x (t - FirstByteAt) bytes.
+	FirstByte   time.Duration `json:"first_byte_ns"`
+	FirstByteAt time.Duration `json:"first_byte_at_ns"`
+	// LocalPort is the client's port, naming this download's sockets.
+	LocalPort int `json:"local_port"`
 	// Completion runs from sending the request to having the whole body,
 	// including the pacing wait after the last read.
 	Completion time.Duration `json:"completion_ns"`
@@ -242,6 +248,11 @@ func probe(ctx context.Context, spec Spec, seq int, runStart, due time.Time) Pro
 	return p
 }
 
+// plainDialer dials without TCP keep-alive: Go's default sets three socket
+// options per connection for probes that a request of a few milliseconds
+// never sends, and the lab's clients open thousands of connections.
+var plainDialer = &net.Dialer{KeepAlive: -1}
+
 // rawExchange is the baseline: the least a client can do to get /fast.
 func rawExchange(ctx context.Context, spec Spec, seq int) Probe {
 	p := Probe{Seq: seq}
@@ -255,7 +266,7 @@ func rawExchange(ctx context.Context, spec Spec, seq int) Probe {
 	ctx, cancel := context.WithTimeout(ctx, spec.ProbeTimeout)
 	defer cancel()
 	began := time.Now()
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", u.Host)
+	conn, err := plainDialer.DialContext(ctx, "tcp", u.Host)
 	if err == nil {
 		_, err = conn.Write(req)
 		for err == nil {
@@ -281,7 +292,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	defer cancel()
 	var sent time.Time
 	var pc *pacedConn
-	dialer := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+	dialer := &net.Dialer{KeepAlive: -1, Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
 			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, spec.ReceiveBuffer)
@@ -291,6 +302,9 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	status, n, err := exchange(ctx, spec.LargeURL, id, dialer, func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted = receiveBuffer(c)
+		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+			d.LocalPort = a.Port
+		}
 		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize}
 		return pc
 	})
@@ -298,6 +312,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	if pc != nil && pc.started {
 		pc.finish()
 		d.FirstByte = pc.t0.Sub(sent)
+		d.FirstByteAt = pc.t0.Sub(runStart)
 		d.Completion = time.Since(sent)
 	}
 	if err == nil && n != spec.LargeSize {
@@ -318,7 +333,7 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 		return 0, 0, err
 	}
 	if dialer == nil {
-		dialer = &net.Dialer{}
+		dialer = plainDialer
 	}
 	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
 	if err != nil {

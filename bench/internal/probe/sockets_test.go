@@ -13,7 +13,7 @@ const probeProc = "../../../fixtures/probe/proc"
 
 func TestSockets(t *testing.T) {
 	// The fixture has no tcp6, as on a kernel without IPv6.
-	got, err := Sockets(probeProc)
+	got, err := Sockets(probeProc, true)
 	require.NoError(t, err)
 	assert.Equal(t, []Socket{
 		{LocalIP: "127.0.0.1", LocalPort: 8000, RemoteIP: "0.0.0.0", RemotePort: 0,
@@ -37,7 +37,7 @@ func TestSocketsReadsTCP6(t *testing.T) {
 		"   0: 00000000000000000000000001000000:1F90 00000000000000000000000001000000:B3A2 01 00000100:00000000 00:00000000 00000000   101        0 31337 1 0000000000000000 20 4 30 10 -1\n"
 	require.NoError(t, os.WriteFile(filepath.Join(root, "net/tcp6"), []byte(tcp6), 0o644))
 
-	got, err := Sockets(root)
+	got, err := Sockets(root, true)
 	require.NoError(t, err)
 	require.Len(t, got, 5)
 	assert.Equal(t, Socket{LocalIP: "::1", LocalPort: 8080, RemoteIP: "::1", RemotePort: 0xB3A2,
@@ -45,7 +45,7 @@ func TestSocketsReadsTCP6(t *testing.T) {
 }
 
 func TestSocketsNamesMissingFile(t *testing.T) {
-	_, err := Sockets(t.TempDir())
+	_, err := Sockets(t.TempDir(), true)
 	assert.ErrorContains(t, err, "net/tcp")
 }
 
@@ -78,7 +78,7 @@ func TestClassifyHop(t *testing.T) {
 }
 
 func TestSumByHop(t *testing.T) {
-	socks, err := Sockets(probeProc)
+	socks, err := Sockets(probeProc, true)
 	require.NoError(t, err)
 	extra := Socket{LocalPort: 8000, RemotePort: 41700, State: StateEstablished, TxQueueBytes: 1000}
 	got := SumByHop(append(socks, extra), 8000, 0)

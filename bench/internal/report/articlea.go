@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -68,6 +69,8 @@ type Run struct {
 	// Server and Sysctls are what this run's pod ran with, read back.
 	Server  string            `json:"server"`
 	Sysctls map[string]string `json:"sysctls"`
+	// Observed is the probe's summary of the run (nil without a probe).
+	Observed *Observed `json:"observed,omitempty"`
 }
 
 // Request is one /fast request: a line of requests.jsonl.
@@ -125,6 +128,22 @@ type Condition struct {
 	DownloadsComplete int       `json:"downloads_complete"`
 	DownloadsTotal    int       `json:"downloads_total"`
 
+	// What the probe saw, as medians over valid runs: NGINX's temp-file
+	// peak (and its largest run), the app's CPU, the app workers' send
+	// shares (the least and the most blocked worker of each run), the
+	// share of the downloads in which the app's send queue held data, and
+	// the worst mismatch between queued and unread bytes at write end.
+	TempfilePeakMiB       float64            `json:"tempfile_peak_mib"`
+	TempfilePeakMiBMax    float64            `json:"tempfile_peak_mib_max"`
+	AppCPUPercent         float64            `json:"app_cpu_percent"`
+	ThrottledShare        map[string]float64 `json:"throttled_share"`
+	AppWorkerSendShareMin float64            `json:"app_worker_send_share_min"`
+	AppWorkerSendShareMax float64            `json:"app_worker_send_share_max"`
+	AppSendQBusyShare     float64            `json:"app_send_q_busy_share"`
+	// WriteEndMismatchMax is max |queued - unread| / unread over the
+	// downloads at their write end (direct paths only).
+	WriteEndMismatchMax float64 `json:"write_end_mismatch_max"`
+
 	ArticleP95Ms       float64   `json:"article_p95_ms"`
 	ArticleP95MsRange  []float64 `json:"article_p95_ms_range,omitempty"`
 	ArticleWriteS      float64   `json:"article_write_s,omitempty"`
@@ -155,6 +174,7 @@ func Summarize(id string, runs []Run, ref ArticleValue) Condition {
 			completions = append(completions, r.CompletionS)
 		}
 	}
+	c.summarizeObserved(runs)
 	c.P95Ms = stats.Median(c.P95MsRuns)
 	c.P95MsMin, c.P95MsMax = stats.Range(c.P95MsRuns)
 	c.P50Ms = stats.Median(p50)
@@ -249,4 +269,45 @@ func NewSeries(start time.Time, runs []Run) Series {
 		s.Overhead = s.WallS / s.WindowsS
 	}
 	return s
+}
+
+func (c *Condition) summarizeObserved(runs []Run) {
+	var peaks, cpu, sendMin, sendMax, busy []float64
+	throttled := map[string][]float64{}
+	for _, r := range runs {
+		o := r.Observed
+		if !r.Valid || o == nil {
+			continue
+		}
+		peaks = append(peaks, o.TempfilePeakMiB)
+		cpu = append(cpu, o.Resources["app"].CPUPercent)
+		for role, res := range o.Resources {
+			throttled[role] = append(throttled[role], res.ThrottledShare)
+		}
+		lo, hi := 1.0, 0.0
+		for _, w := range o.Workers {
+			if w.Role == "app" {
+				lo, hi = min(lo, w.SendShare), max(hi, w.SendShare)
+			}
+		}
+		sendMin, sendMax = append(sendMin, lo), append(sendMax, hi)
+		if r.DownloadsTotal > 0 {
+			busy = append(busy, o.AppSendQBusyShare)
+		}
+		for _, q := range o.AtWriteEnd {
+			if q.OwnSockets && q.UnreadBytes > 0 {
+				c.WriteEndMismatchMax = max(c.WriteEndMismatchMax,
+					math.Abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
+			}
+		}
+	}
+	c.TempfilePeakMiB = stats.Median(peaks)
+	_, c.TempfilePeakMiBMax = stats.Range(peaks)
+	c.AppCPUPercent = stats.Median(cpu)
+	c.AppWorkerSendShareMin, c.AppWorkerSendShareMax = stats.Median(sendMin), stats.Median(sendMax)
+	c.AppSendQBusyShare = stats.Median(busy)
+	c.ThrottledShare = map[string]float64{}
+	for role, v := range throttled {
+		c.ThrottledShare[role] = stats.Median(v)
+	}
 }

@@ -37,7 +37,11 @@ func WriteFile(dir, name string, r Reporter) error {
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	defer os.Remove(f.Name()) // no-op after the rename
+	defer os.Remove(f.Name())              // no-op after the rename
+	if err := f.Chmod(0o644); err != nil { // CreateTemp makes 0600; reports are for everyone
+		f.Close()
+		return fmt.Errorf("report: %w", err)
+	}
 	if err := r(f); err != nil {
 		f.Close()
 		return fmt.Errorf("report: write %s: %w", name, err)

@@ -69,6 +69,8 @@ type Server struct {
 	ID string `json:"id"`
 	// Cmd runs in wsgiapp.Dir and listens on 127.0.0.1:AppPort.
 	Cmd []string `json:"cmd"`
+	// Env is added to the app container's environment.
+	Env []string `json:"env,omitempty"`
 }
 
 // GunicornSync is article A's main server: `workers` sync workers.
@@ -112,6 +114,10 @@ type Config struct {
 	TCPWmem string `json:"tcp_wmem"`
 	// ReadyWait bounds how long Start waits for /fast to answer 200.
 	ReadyWait time.Duration `json:"ready_wait_ns"`
+	// Probe adds the probe container: it joins the namespaces with
+	// CAP_SYS_PTRACE to read the others' /proc, in its own cgroup with no
+	// CPU quota, so sampling never eats a measured container's budget.
+	Probe bool `json:"probe"`
 }
 
 // Option changes a Config.
@@ -127,6 +133,9 @@ func WithProxy(p *nginxconf.Config) Option { return func(c *Config) { c.Proxy = 
 func WithAppLimits(l Limits) Option    { return func(c *Config) { c.App = l } }
 func WithProxyLimits(l Limits) Option  { return func(c *Config) { c.ProxyLimits = l } }
 func WithClientLimits(l Limits) Option { return func(c *Config) { c.Client = l } }
+
+// WithProbe adds or leaves out the probe container.
+func WithProbe(on bool) Option { return func(c *Config) { c.Probe = on } }
 
 // WithTCPMem pins tcp_rmem and tcp_wmem.
 func WithTCPMem(rmem, wmem string) Option {
@@ -145,6 +154,7 @@ func New(imageRef string, opts ...Option) Config {
 		TCPRmem:     DefaultTCPRmem,
 		TCPWmem:     DefaultTCPWmem,
 		ReadyWait:   DefaultReadyWait,
+		Probe:       true,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -200,8 +210,8 @@ type Pod struct {
 	Config Config
 	pool   *dockertest.Pool
 	// Holder owns the network and PID namespaces; App, Proxy (nil when
-	// direct) and Client join them.
-	Holder, App, Proxy, Client *dockertest.Resource
+	// direct), Client and Probe (nil unless Config.Probe) join them.
+	Holder, App, Proxy, Client, Probe *dockertest.Resource
 }
 
 // Start starts the pod described by c and waits until the client gets a
@@ -226,7 +236,7 @@ func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
 
 	p.App = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
-		Env: []string{"LAB_WRITES_LOG=" + WritesLog, "PYTHONUNBUFFERED=1"}, Labels: labels("app"),
+		Env: append([]string{"LAB_WRITES_LOG=" + WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: labels("app"),
 	}, p.join, p.limit(c.App))
 
 	if c.Proxy != nil {
@@ -247,11 +257,21 @@ func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
 		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("client"),
 	}, p.join, p.limit(c.Client))
 
+	if c.Probe {
+		p.Probe = p.run(t, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("probe"),
+			CapAdd: []string{"SYS_PTRACE"},
+		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultProbeMemory, DefaultProbeMemory })
+	}
+
 	if err := p.waitReady(); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
+
+// DefaultProbeMemory limits the probe container; its CPU is not limited.
+const DefaultProbeMemory = 256 << 20
 
 // NginxConfPath is where the rendered config lands in the proxy container.
 const NginxConfPath = "/tmp/nginx.conf"

@@ -1,0 +1,299 @@
+package probe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/procfs"
+)
+
+// Defaults of SamplerSpec.
+const (
+	DefaultInterval    = 50 * time.Millisecond
+	DefaultMaxDuration = 120 * time.Second
+	// DefaultRefreshEvery is how many ticks pass between process listings:
+	// workers live for the whole run, so listing /proc every tick would
+	// only add the probe's own cost.
+	DefaultRefreshEvery = 20
+)
+
+// SamplerSpec is what the probe container samples. The harness sends it
+// to `labagent probe` as JSON.
+type SamplerSpec struct {
+	// Interval is the sampling period for every series.
+	Interval time.Duration `json:"interval_ns"`
+	// ProcRoot is the proc tree of the shared PID namespace.
+	ProcRoot string `json:"proc_root"`
+	// Containers maps a role (app, proxy, client) to its container ID; a
+	// process belongs to the role whose ID its /proc/PID/cgroup names.
+	Containers map[string]string `json:"containers"`
+	// AppPort and ProxyPort classify sockets into hops; ProxyPort 0 means
+	// no proxy.
+	AppPort   int `json:"app_port"`
+	ProxyPort int `json:"proxy_port"`
+	// IPv6 adds the tcp6 table; the lab's pods talk IPv4 on 127.0.0.1.
+	IPv6 bool `json:"ipv6"`
+	// TempDir is NGINX's proxy_temp_path.
+	TempDir string `json:"temp_dir"`
+	// StopFile ends sampling once it exists; MaxDuration bounds it anyway.
+	StopFile     string        `json:"stop_file"`
+	MaxDuration  time.Duration `json:"max_duration_ns"`
+	RefreshEvery int           `json:"refresh_every"`
+}
+
+// ProcessInfo is a sampled process and the container role it runs in.
+type ProcessInfo struct {
+	Process
+	Role string `json:"role"`
+	// Worker is true for a process whose parent runs in the same role (a
+	// Gunicorn or NGINX worker rather than the master).
+	Worker bool `json:"worker"`
+	gone   bool
+}
+
+// ResourceSample is one container's cgroup usage at one instant.
+type ResourceSample struct {
+	UnixNano int64  `json:"unix_ns"`
+	Role     string `json:"role"`
+	Usage    Usage  `json:"usage"`
+}
+
+// Conn is one socket of a hop at one instant.
+type Conn struct {
+	Hop        Hop   `json:"hop"`
+	LocalPort  int   `json:"local_port"`
+	RemotePort int   `json:"remote_port"`
+	SendQ      int64 `json:"send_q_bytes"`
+	RecvQ      int64 `json:"recv_q_bytes"`
+}
+
+// SocketSample is the namespace's TCP queues at one instant.
+type SocketSample struct {
+	UnixNano int64              `json:"unix_ns"`
+	Hops     map[Hop]QueueBytes `json:"hops"`
+	Conns    []Conn             `json:"conns"`
+}
+
+// WaitSample is where every sampled thread was at one instant.
+type WaitSample struct {
+	UnixNano int64  `json:"unix_ns"`
+	Waits    []Wait `json:"waits"`
+}
+
+// TempSample is NGINX's open temp files at one instant.
+type TempSample struct {
+	UnixNano   int64 `json:"unix_ns"`
+	TotalBytes int64 `json:"total_bytes"`
+	Files      int   `json:"files"`
+}
+
+// Overhead is what sampling cost the probe itself (its own container's
+// CPU, never the measured ones').
+type Overhead struct {
+	Ticks int `json:"ticks"`
+	// Missed counts ticks skipped because a sample took over an interval.
+	Missed    int           `json:"missed"`
+	CPUTime   time.Duration `json:"cpu_time_ns"`
+	Wall      time.Duration `json:"wall_ns"`
+	SampleP50 time.Duration `json:"sample_p50_ns"`
+	SampleMax time.Duration `json:"sample_max_ns"`
+}
+
+// Series is everything one probe run sampled.
+type Series struct {
+	Spec          SamplerSpec      `json:"spec"`
+	StartUnixNano int64            `json:"start_unix_ns"`
+	Processes     []ProcessInfo    `json:"processes"`
+	Resources     []ResourceSample `json:"resources"`
+	Sockets       []SocketSample   `json:"sockets"`
+	Waits         []WaitSample     `json:"waits"`
+	TempFiles     []TempSample     `json:"temp_files"`
+	Overhead      Overhead         `json:"overhead"`
+	// Errors are sampling failures that did not stop the series (e.g. a
+	// cgroup file unreadable on this engine), each once.
+	Errors []string `json:"errors,omitempty"`
+}
+
+// Sample runs the probe until spec.StopFile appears, ctx ends or
+// spec.MaxDuration passes, one sample of every series per tick.
+func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
+	if spec.Interval <= 0 || spec.ProcRoot == "" || len(spec.Containers) == 0 {
+		return Series{}, errors.New("probe: SamplerSpec needs Interval, ProcRoot and Containers")
+	}
+	if spec.RefreshEvery <= 0 {
+		spec.RefreshEvery = DefaultRefreshEvery
+	}
+	if spec.MaxDuration <= 0 {
+		spec.MaxDuration = DefaultMaxDuration
+	}
+	s := Series{Spec: spec, StartUnixNano: time.Now().UnixNano()}
+	seenErr := map[string]bool{}
+	note := func(err error) {
+		if err != nil && !seenErr[err.Error()] {
+			seenErr[err.Error()] = true
+			s.Errors = append(s.Errors, err.Error())
+		}
+	}
+	var durations []time.Duration
+	start := time.Now()
+	ticker := time.NewTicker(spec.Interval)
+	defer ticker.Stop()
+	for tick := 0; ; tick++ {
+		if tick%spec.RefreshEvery == 0 {
+			procs, err := rolesOf(spec)
+			if err != nil {
+				return s, err
+			}
+			s.Processes = mergeProcesses(s.Processes, procs)
+		}
+		t0 := time.Now()
+		sampleOnce(&s, spec, note)
+		durations = append(durations, time.Since(t0))
+		if _, err := os.Stat(spec.StopFile); err == nil || time.Since(start) > spec.MaxDuration {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-ticker.C:
+		}
+		// A tick that came while sampling is dropped by the ticker.
+		if d := durations[len(durations)-1]; d > spec.Interval {
+			s.Overhead.Missed += int(d / spec.Interval)
+		}
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		s.Overhead.CPUTime = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	s.Overhead.Ticks = len(durations)
+	s.Overhead.Wall = time.Since(start)
+	slices.Sort(durations)
+	s.Overhead.SampleP50 = durations[len(durations)/2]
+	s.Overhead.SampleMax = durations[len(durations)-1]
+	return s, nil
+}
+
+func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
+	now := time.Now().UnixNano()
+	var workers, nginx []int
+	rolePID := map[string]int{}
+	for _, p := range s.Processes {
+		if p.gone {
+			continue
+		}
+		if _, ok := rolePID[p.Role]; !ok {
+			rolePID[p.Role] = p.PID
+		}
+		switch p.Role {
+		case "app", "proxy":
+			workers = append(workers, p.PID)
+			if p.Role == "proxy" {
+				nginx = append(nginx, p.PID)
+			}
+		}
+	}
+	for _, role := range sortedKeys(rolePID) {
+		// A container's cgroup is visible through any of its processes'
+		// root: /proc/PID/root/sys/fs/cgroup is its own cgroup mount.
+		u, err := ReadUsage(filepath.Join(spec.ProcRoot, strconv.Itoa(rolePID[role]), "root/sys/fs/cgroup"))
+		if err != nil {
+			note(fmt.Errorf("%s cgroup: %w", role, err))
+			continue
+		}
+		s.Resources = append(s.Resources, ResourceSample{UnixNano: now, Role: role, Usage: u})
+	}
+	if socks, err := Sockets(spec.ProcRoot, spec.IPv6); err != nil {
+		note(err)
+	} else {
+		ss := SocketSample{UnixNano: now, Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
+		for _, k := range socks {
+			if h := ClassifyHop(k, spec.AppPort, spec.ProxyPort); h != "" && h != HopListen {
+				ss.Conns = append(ss.Conns, Conn{Hop: h, LocalPort: k.LocalPort, RemotePort: k.RemotePort,
+					SendQ: k.TxQueueBytes, RecvQ: k.RxQueueBytes})
+			}
+		}
+		s.Sockets = append(s.Sockets, ss)
+	}
+	if w, err := Waits(spec.ProcRoot, workers); err != nil {
+		note(err)
+	} else {
+		s.Waits = append(s.Waits, WaitSample{UnixNano: now, Waits: w})
+	}
+	if spec.TempDir != "" && len(nginx) > 0 {
+		if t, err := TempFiles(spec.ProcRoot, nginx, spec.TempDir); err != nil {
+			note(err)
+		} else {
+			s.TempFiles = append(s.TempFiles, TempSample{UnixNano: now, TotalBytes: t.TotalBytes, Files: t.FileCount})
+		}
+	}
+}
+
+// rolesOf lists the processes of the spec's containers, with their roles.
+func rolesOf(spec SamplerSpec) ([]ProcessInfo, error) {
+	pfs, err := procfs.NewFS(spec.ProcRoot)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	procs, err := Processes(spec.ProcRoot, nil)
+	if err != nil {
+		return nil, err
+	}
+	var out []ProcessInfo
+	roleOf := map[int]string{}
+	for _, p := range procs {
+		pr, err := pfs.Proc(p.PID)
+		if err != nil {
+			continue
+		}
+		cgs, err := pr.Cgroups()
+		if err != nil {
+			continue // exited, or not ours to read
+		}
+		for role, id := range spec.Containers {
+			if id != "" && slices.ContainsFunc(cgs, func(c procfs.Cgroup) bool { return strings.Contains(c.Path, id) }) {
+				roleOf[p.PID] = role
+				out = append(out, ProcessInfo{Process: p, Role: role})
+				break
+			}
+		}
+	}
+	for i := range out {
+		out[i].Worker = roleOf[out[i].PPID] == out[i].Role
+	}
+	return out, nil
+}
+
+// mergeProcesses keeps every process ever seen (a report needs the ones
+// that exited too) and marks those no longer listed as gone.
+func mergeProcesses(old, now []ProcessInfo) []ProcessInfo {
+	byPID := map[int]bool{}
+	for _, p := range now {
+		byPID[p.PID] = true
+	}
+	for _, p := range old {
+		if !byPID[p.PID] {
+			p.gone = true
+			now = append(now, p)
+		}
+	}
+	slices.SortFunc(now, func(a, b ProcessInfo) int { return a.PID - b.PID })
+	return now
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

@@ -1,0 +1,66 @@
+package report
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/probe"
+)
+
+// A direct run with one download: the app's worker sends for the first 3
+// of 4 samples, and the write ends before the third.
+func TestObserve(t *testing.T) {
+	const start = int64(1_000_000_000_000)
+	ms := func(n int) int64 { return start + int64(n)*int64(time.Millisecond) }
+	res := load.Result{StartUnixNano: start, Elapsed: 200 * time.Millisecond,
+		Spec:      load.Spec{DownloadRate: 1 << 20},
+		Downloads: []load.Download{{ID: "d1", Expected: 1 << 20, FirstByteAt: 0, LocalPort: 40000}}}
+	// FirstByteAt 0 means "unknown"; put the first byte at 1 ms.
+	res.Downloads[0].FirstByteAt = time.Millisecond
+
+	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000},
+		Processes: []probe.ProcessInfo{
+			{Process: probe.Process{PID: 10, Comm: "python3"}, Role: "app"},
+			{Process: probe.Process{PID: 11, PPID: 10, Comm: "python3"}, Role: "app", Worker: true},
+		},
+		Overhead: probe.Overhead{CPUTime: 10 * time.Millisecond, Wall: time.Second, Ticks: 4}}
+	for i, st := range []probe.WaitState{probe.WaitSend, probe.WaitSend, probe.WaitSend, probe.WaitIdle} {
+		at := ms(50 * i)
+		s.Waits = append(s.Waits, probe.WaitSample{UnixNano: at, Waits: []probe.Wait{
+			{PID: 10, TID: 10, State: probe.WaitIdle}, {PID: 11, TID: 11, State: st}}})
+		sendQ := int64(0)
+		if i < 2 {
+			sendQ = 500_000
+		}
+		s.Sockets = append(s.Sockets, probe.SocketSample{UnixNano: at,
+			Hops: map[probe.Hop]probe.QueueBytes{probe.HopAppToClient: {SendQ: sendQ, Conns: 1}},
+			Conns: []probe.Conn{
+				{Hop: probe.HopAppToClient, LocalPort: 8000, RemotePort: 40000, SendQ: sendQ},
+				{Hop: probe.HopClientFromApp, LocalPort: 40000, RemotePort: 8000, RecvQ: 16384},
+				{Hop: probe.HopAppToClient, LocalPort: 8000, RemotePort: 40001, SendQ: 999}, // another client
+			}})
+	}
+	s.TempFiles = []probe.TempSample{{UnixNano: ms(50), TotalBytes: 3 << 20}, {UnixNano: ms(900), TotalBytes: 9 << 20}}
+
+	o := Observe(s, res, []WriteEnd{{ID: "d1", UnixNano: ms(60)}})
+
+	require.Len(t, o.Workers, 1, "the master is no worker")
+	assert.Equal(t, 11, o.Workers[0].PID)
+	assert.InDelta(t, 0.75, o.Workers[0].SendShare, 1e-9)
+	assert.InDelta(t, 0.25, o.Workers[0].IdleShare, 1e-9)
+	assert.Equal(t, 3.0, o.TempfilePeakMiB, "the sample after the window is left out")
+	assert.InDelta(t, 1.0, o.AppSendQBusyShare, 1e-9, "samples up to the write end (0 and 50 ms) both held data")
+	require.Len(t, o.AtWriteEnd, 1)
+	q := o.AtWriteEnd[0]
+	assert.Equal(t, 100.0, q.AtMs, "the first sample at or after the write end")
+	assert.True(t, q.OwnSockets)
+	assert.EqualValues(t, 16384, q.QueuedBytes, "this download's sockets only")
+	// 99 ms of reading at 1 MiB/s.
+	size := float64(1 << 20)
+	assert.EqualValues(t, int64(size)-int64(size*0.099), q.UnreadBytes)
+	assert.InDelta(t, 1.0, o.Probe.CPUPercent, 1e-9)
+}
