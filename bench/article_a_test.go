@@ -51,6 +51,7 @@ func TestArticleA(t *testing.T) {
 					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
 				})
 			}
+			require.NoError(t, probed.write())
 		})
 	}
 	t.Run("claims", func(t *testing.T) {
@@ -115,7 +116,28 @@ func lessThan(a, b string, field func(report.Condition) float64) func(map[string
 	}
 }
 
-func p95(c report.Condition) float64        { return c.P95Ms }
+func p95(c report.Condition) float64              { return c.P95Ms }
+func tempPeak(c report.Condition) float64         { return c.TempfilePeakMiB }
+func tempPeakMax(c report.Condition) float64      { return c.TempfilePeakMiBMax }
+func appCPU(c report.Condition) float64           { return c.AppCPUPercent }
+func leastBlocked(c report.Condition) float64     { return c.AppWorkerSendShareMin }
+func mostBlocked(c report.Condition) float64      { return c.AppWorkerSendShareMax }
+func sendQBusy(c report.Condition) float64        { return c.AppSendQBusyShare }
+func writeEndMismatch(c report.Condition) float64 { return c.WriteEndMismatchMax }
+
+func between(id string, field func(report.Condition) float64, lo, hi float64) func(map[string]report.Condition) (float64, string, bool) {
+	return func(s map[string]report.Condition) (float64, string, bool) {
+		m := field(s[id])
+		return m, fmt.Sprintf("%g to %g", lo, hi), m >= lo && m <= hi
+	}
+}
+
+func equal(id string, field func(report.Condition) float64, want float64) func(map[string]report.Condition) (float64, string, bool) {
+	return func(s map[string]report.Condition) (float64, string, bool) {
+		m := field(s[id])
+		return m, fmt.Sprintf("= %g", want), m == want
+	}
+}
 func writeS(c report.Condition) float64     { return c.WriteS }
 func completion(c report.Condition) float64 { return c.CompletionS }
 
@@ -151,4 +173,24 @@ var claimsA = []claimA{
 		Needs: []string{"nginx-off-2dl"}, Check: within("nginx-off-2dl", completion, 8, 0.5), Unit: "s"},
 	{ID: "completion-nginx-on-8s", Text: "the paced download completes in about 8 s, NGINX buffering on",
 		Needs: []string{"nginx-on-2dl"}, Check: within("nginx-on-2dl", completion, 8, 0.5), Unit: "s"},
+
+	// What the article inferred and our probe observes.
+	{ID: "tempfile-nginx-on-2dl", Text: "with buffering on, NGINX holds the responses in temp files (article: 25.2 MiB peak)",
+		Needs: []string{"nginx-on-2dl"}, Check: between("nginx-on-2dl", tempPeak, 8, 32), Unit: "MiB"},
+	{ID: "tempfile-nginx-off-0dl", Text: "with buffering off, NGINX writes no temp file",
+		Needs: []string{"nginx-off-0dl"}, Check: equal("nginx-off-0dl", tempPeakMax, 0), Unit: "MiB"},
+	{ID: "tempfile-nginx-off-1dl", Text: "with buffering off, NGINX writes no temp file",
+		Needs: []string{"nginx-off-1dl"}, Check: equal("nginx-off-1dl", tempPeakMax, 0), Unit: "MiB"},
+	{ID: "tempfile-nginx-off-2dl", Text: "with buffering off, NGINX writes no temp file",
+		Needs: []string{"nginx-off-2dl"}, Check: equal("nginx-off-2dl", tempPeakMax, 0), Unit: "MiB"},
+	{ID: "workers-blocked-direct-2dl", Text: "both sync workers spend most of the window blocked in a socket send (least blocked worker)",
+		Needs: []string{"direct-2dl"}, Check: above("direct-2dl", leastBlocked, 0.5), Unit: "share"},
+	{ID: "workers-free-nginx-on-2dl", Text: "behind NGINX buffering on, no sync worker waits in a send (most blocked worker)",
+		Needs: []string{"nginx-on-2dl"}, Check: below("nginx-on-2dl", mostBlocked, 0.05), Unit: "share"},
+	{ID: "app-cpu-direct-2dl", Text: "the stalled app is not short of CPU (article: at most 0.8 % of a core)",
+		Needs: []string{"direct-2dl"}, Check: below("direct-2dl", appCPU, 5), Unit: "% of a core"},
+	{ID: "sendq-busy-direct-2dl", Text: "the app's send queues to the clients hold data for most of the downloads",
+		Needs: []string{"direct-2dl"}, Check: above("direct-2dl", sendQBusy, 0.5), Unit: "share"},
+	{ID: "write-ends-when-rest-fits-direct-2dl", Text: "the app's write ends when the unread rest fits in the queues (|queued - unread| / unread)",
+		Needs: []string{"direct-2dl"}, Check: below("direct-2dl", writeEndMismatch, 0.02), Unit: "ratio"},
 }

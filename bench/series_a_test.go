@@ -61,10 +61,17 @@ type rawRun struct {
 	Load       load.Result                  `json:"load"`
 	Writes     map[string]stack.WriteRecord `json:"writes"`
 	Inspection probe.Inspection             `json:"client_inspection"`
+	Probe      *probe.Series                `json:"probe,omitempty"`
 }
 
 // measureA runs condition c once in a fresh pod and records the run.
 func measureA(t *testing.T, c conditionA, k int) report.Run {
+	t.Helper()
+	return measureAWith(t, c, k)
+}
+
+// measureAWith is measureA with pod options on top of the condition's.
+func measureAWith(t *testing.T, c conditionA, k int, extra ...stack.Option) report.Run {
 	t.Helper()
 	began := time.Now()
 	opts := []stack.Option{stack.WithServer(c.Server)}
@@ -73,7 +80,7 @@ func measureA(t *testing.T, c conditionA, k int) report.Run {
 			opts = append(opts, p.opt)
 		}
 	}
-	cfg := stack.New(lab.image, opts...)
+	cfg := stack.New(lab.image, append(opts, extra...)...)
 	pod := stack.Start(t, lab.pool, cfg)
 
 	var loadOpts = []load.Option{load.WithDownloads(c.Downloads)}
@@ -85,7 +92,12 @@ func measureA(t *testing.T, c conditionA, k int) report.Run {
 	require.NoError(t, err)
 
 	raw := rawRun{Condition: c.ID, Run: k, Pod: cfg}
+	sampling, err := pod.StartProbe(probe.DefaultInterval)
+	require.NoError(t, err)
 	require.NoError(t, pod.ExecJSON(pod.Client, &raw.Load, image.AgentPath, "run", string(specJSON)))
+	series, err := sampling.Stop()
+	require.NoError(t, err, "probe")
+	raw.Probe = &series
 	raw.Writes, err = pod.Writes()
 	require.NoError(t, err)
 	raw.Inspection, err = pod.Inspect(pod.Client)
@@ -95,7 +107,14 @@ func measureA(t *testing.T, c conditionA, k int) report.Run {
 
 	run, reqs, dls := summarizeRun(raw, began)
 	run.WallS = time.Since(began).Seconds() // the pod's teardown follows; series.json counts it
-	require.NoError(t, seriesOfA.add(run, reqs, dls))
+	var ends []report.WriteEnd
+	for id, w := range raw.Writes {
+		ends = append(ends, report.WriteEnd{ID: id, UnixNano: w.StartNs + int64(w.Write)})
+	}
+	observed := report.Observe(series, raw.Load, ends)
+	run.Observed = &observed
+	rows := report.Rows(c.ID, k, series, raw.Load.StartUnixNano)
+	require.NoError(t, seriesOfA.add(run, reqs, dls, rows))
 	t.Logf("%s run %d: p95 %.2f ms (article %.2f), write %.3f s, completion %.3f s, lag max %.2f ms, valid %v %s",
 		c.ID, k, run.P95Ms, articleRef[c.ID].P95Ms, run.WriteS, run.CompletionS, run.LagMaxMs, run.Valid, run.Invalid)
 	return run
@@ -176,12 +195,13 @@ func summarizeRun(raw rawRun, began time.Time) (report.Run, []report.Request, []
 	return run, reqs, dls
 }
 
-func (s *seriesA) add(run report.Run, reqs []report.Request, dls []report.Download) error {
+func (s *seriesA) add(run report.Run, reqs []report.Request, dls []report.Download, rows report.ProbeRows) error {
 	s.mu.Lock()
 	s.runs = append(s.runs, run)
 	s.requests = append(s.requests, reqs...)
 	s.downloads = append(s.downloads, dls...)
 	s.mu.Unlock()
+	probed.add(rows)
 	return s.write()
 }
 
@@ -234,6 +254,13 @@ func (s *seriesA) evaluate(claims []claimA) []report.Claim {
 
 // write rewrites article A's report set from everything measured so far.
 func (s *seriesA) write() error {
+	if err := s.writeLocked(); err != nil {
+		return err
+	}
+	return writeClaims()
+}
+
+func (s *seriesA) writeLocked() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	runs := slices.Clone(s.runs)
@@ -245,11 +272,62 @@ func (s *seriesA) write() error {
 		{"runs.json", report.JSON(runs)},
 		{"requests.jsonl", report.JSONLines(s.requests)},
 		{"downloads.json", report.JSON(s.downloads)},
-		{"claims.json", report.JSON(s.claims)},
 		{"series.json", report.JSON(report.NewSeries(s.started, runs))},
 		{"article_a.bench.txt", report.Benchfmt(lab.env, runs)},
 	}
 	for _, f := range files {
+		if err := report.WriteFile(lab.reportDir, f.name, f.r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeClaims writes claims.json: every claim evaluated so far, article A's
+// then article B's.
+func writeClaims() error {
+	seriesOfA.mu.Lock()
+	all := slices.Clone(seriesOfA.claims)
+	seriesOfA.mu.Unlock()
+	seriesOfB.mu.Lock()
+	all = append(all, seriesOfB.claims...)
+	seriesOfB.mu.Unlock()
+	return report.WriteFile(lab.reportDir, "claims.json", report.JSON(all))
+}
+
+// probedRows collects the probe's series of every run, article A's and
+// B's, for the four JSON-lines reports.
+type probedRows struct {
+	mu   sync.Mutex
+	rows report.ProbeRows
+}
+
+var probed = &probedRows{}
+
+func (p *probedRows) add(r report.ProbeRows) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rows.Resources = append(p.rows.Resources, r.Resources...)
+	p.rows.Sockets = append(p.rows.Sockets, r.Sockets...)
+	p.rows.Waits = append(p.rows.Waits, r.Waits...)
+	p.rows.TempFiles = append(p.rows.TempFiles, r.TempFiles...)
+}
+
+// write rewrites the four series files. They grow to megabytes, so they
+// are written once per condition, not per run; each run's raw record,
+// written as the run ends, holds the same series meanwhile.
+func (p *probedRows) write() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, f := range []struct {
+		name string
+		r    report.Reporter
+	}{
+		{"resources.jsonl", report.JSONLines(p.rows.Resources)},
+		{"sockets.jsonl", report.JSONLines(p.rows.Sockets)},
+		{"waits.jsonl", report.JSONLines(p.rows.Waits)},
+		{"tempfiles.jsonl", report.JSONLines(p.rows.TempFiles)},
+	} {
 		if err := report.WriteFile(lab.reportDir, f.name, f.r); err != nil {
 			return err
 		}

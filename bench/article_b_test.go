@@ -1,0 +1,341 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stack"
+	"wsgilab/bench/internal/stats"
+)
+
+// serverB is one of article B's servers; build makes its command line
+// for a blocking call of blockMs.
+type serverB struct {
+	ID    string
+	build func(blockMs int) (stack.Server, error)
+	// Article is true for the four configurations the article measured.
+	Article bool
+}
+
+func gunicornB(class string, threads int) func(int) (stack.Server, error) {
+	return func(block int) (stack.Server, error) { return stack.GunicornB(class, threads, block), nil }
+}
+
+func uwsgiB(mode string) func(int) (stack.Server, error) {
+	return func(block int) (stack.Server, error) { return stack.UWSGIB(mode, block) }
+}
+
+// serversB are article B's four configurations and two beyond it.
+var serversB = []serverB{
+	{"gunicorn-sync", gunicornB("sync", 0), true},
+	{"gunicorn-gevent", gunicornB("gevent", 0), true},
+	{"uwsgi-sync", uwsgiB("sync"), true},
+	{"uwsgi-async-ugreen", uwsgiB("async-ugreen"), true},
+	{"uwsgi-gevent", uwsgiB("gevent"), false},
+	{"gunicorn-gthread-4", gunicornB("gthread", 4), false},
+}
+
+// BlockingMs are the article's two arms: no blocking call, and 0.1 s.
+var blockingMs = []int{0, 100}
+
+// profileB is a load profile: N per arm; C is always the article's 100.
+type profileB struct {
+	N        map[int]int // by blocking ms
+	C        int
+	Describe string
+}
+
+// profilesB: "full" is the article's; "ci" scales N down so the suite
+// takes about 4 minutes here (the slowest cells run at 10 req/s).
+var profilesB = map[string]profileB{
+	"full": {N: map[int]int{0: 10000, 100: 1000}, C: 100, Describe: "the article's: ab -n 10000 -c 100; -n 1000 with blocking"},
+	"ci":   {N: map[int]int{0: 5000, 100: 200}, C: 100, Describe: "scaled for CI: -n 5000; -n 200 with blocking"},
+}
+
+// DefaultProfile is the article B profile unless LAB_PROFILE says otherwise.
+const DefaultProfile = "ci"
+
+func labProfile(t *testing.T) (string, profileB) {
+	t.Helper()
+	name := os.Getenv("LAB_PROFILE")
+	if name == "" {
+		name = DefaultProfile
+	}
+	p, ok := profilesB[name]
+	if !ok {
+		t.Fatalf("LAB_PROFILE=%q: want ci (make test) or full (make repro)", name)
+	}
+	return name, p
+}
+
+// generatorsB load every cell twice, each in a fresh pod: our closed loop
+// and Apache Bench, as a cross-check.
+var generatorsB = []string{"ours", "ab"}
+
+// TestArticleB runs article B: every server with and without the 0.1 s
+// blocking call, loaded by our generator and by ab, then checks the
+// claims.
+//
+//	go test ./bench -run 'TestArticleB/gunicorn-gevent-block100' -v
+func TestArticleB(t *testing.T) {
+	name, prof := labProfile(t)
+	t.Logf("article B profile %s: %s", name, prof.Describe)
+	for _, srv := range serversB {
+		for _, block := range blockingMs {
+			id := fmt.Sprintf("%s-block%d", srv.ID, block)
+			t.Run(id, func(t *testing.T) {
+				for _, gen := range generatorsB {
+					t.Run(gen, func(t *testing.T) {
+						row := measureB(t, srv, id, block, gen, prof)
+						assert.Zerof(t, row.Failed, "%s with %s: %d failed requests %v", id, gen, row.Failed, row.FailedBy)
+					})
+				}
+				require.NoError(t, probed.write())
+			})
+		}
+	}
+	t.Run("claims", func(t *testing.T) {
+		for _, cl := range seriesOfB.evaluate(claimsB) {
+			t.Run(cl.ID, func(t *testing.T) {
+				if !cl.Evaluated {
+					t.Skipf("not evaluated: %s", cl.Note)
+				}
+				assert.Truef(t, cl.Holds, "%s: measured %.4g %s, threshold %s %s",
+					cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit)
+			})
+		}
+		require.NoError(t, writeClaims())
+	})
+}
+
+// probeIntervalB samples article B's pods at 4 Hz, not article A's 20 Hz:
+// B asks for throughput, and at 20 Hz the probe's walk of /proc/net/tcp
+// (thousands of TIME_WAIT sockets after a few seconds of load) costs more
+// than a tenth of a core, which on this 2-core machine would compete with
+// the server and the generator.
+const probeIntervalB = 250 * time.Millisecond
+
+// rawB is an article B cell's raw record, raw/<id>-<generator>.json.
+type rawB struct {
+	ID        string            `json:"id"`
+	Generator string            `json:"generator"`
+	Pod       stack.Config      `json:"pod"`
+	Result    load.ClosedResult `json:"result"`
+	Probe     *probe.Series     `json:"probe,omitempty"`
+}
+
+// measureB loads one server in a fresh pod (server 1 CPU and 1 GiB, as the
+// article's machine; client 1 CPU) with one generator.
+func measureB(t *testing.T, srv serverB, id string, block int, gen string, prof profileB) report.Throughput {
+	t.Helper()
+	server, err := srv.build(block)
+	require.NoError(t, err)
+	cfg := stack.New(lab.image, stack.WithServer(server),
+		stack.WithAppLimits(stack.Limits{CPUs: 1, Memory: 1 << 30}),
+		stack.WithClientLimits(stack.Limits{CPUs: 1, Memory: 512 << 20}))
+	pod := stack.Start(t, lab.pool, cfg)
+
+	spec := load.ClosedSpec{URL: pod.URL("/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"),
+		N: prof.N[block], C: prof.C, Timeout: load.DefaultClosedTimeout}
+	specJSON, err := json.Marshal(spec)
+	require.NoError(t, err)
+	command := "closed"
+	if gen == "ab" {
+		command = "ab"
+	}
+	raw := rawB{ID: id, Generator: gen, Pod: cfg}
+	sampling, err := pod.StartProbe(probeIntervalB)
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, pod.ExecJSON(pod.Client, &raw.Result, image.AgentPath, command, string(specJSON)))
+	elapsed := time.Since(start)
+	series, err := sampling.Stop()
+	require.NoError(t, err, "probe")
+	raw.Probe = &series
+	require.NoError(t, report.WriteFile(lab.reportDir+"/raw", fmt.Sprintf("%s-%s.json", id, gen), report.JSON(raw)))
+
+	res := raw.Result
+	row := report.Throughput{ID: id, Server: srv.ID, Generator: gen, BlockingMs: block, N: spec.N, C: spec.C,
+		TotalS: res.Total.Seconds(), ReqPerS: res.ReqPerS, Failed: res.Failed, FailedBy: res.FailedBy,
+		P50Ms: stats.Ms(res.Latencies.P50), P95Ms: stats.Ms(res.Latencies.P95), P99Ms: stats.Ms(res.Latencies.P99),
+		GeneratorCPUS: res.CPU.Seconds()}
+	// The probe's window is the generator's exec.
+	obs := report.Observe(series, load.Result{StartUnixNano: start.UnixNano(), Elapsed: elapsed}, nil)
+	row.ServerCPUPercent = obs.Resources["app"].CPUPercent
+	row.ServerThrottledShare = obs.Resources["app"].ThrottledShare
+	if ref, ok := articleBRef[srv.ID]; ok {
+		if block == 0 {
+			row.ArticleReqPerS = ref.ReqPerS
+		} else {
+			row.ArticleReqPerS, row.ArticleNote = ref.Block100ReqPerS, ref.Block100Note
+		}
+	}
+	require.NoError(t, seriesOfB.add(row, report.Rows(id+"/"+gen, 1, series, start.UnixNano())))
+	t.Logf("%s %s: %.1f req/s (article %.1f %s), %d failed, p50 %.0f ms, p99 %.0f ms, generator CPU %.2f s, server CPU %.0f%%",
+		id, gen, row.ReqPerS, row.ArticleReqPerS, row.ArticleNote, row.Failed, row.P50Ms, row.P99Ms, row.GeneratorCPUS, row.ServerCPUPercent)
+	return row
+}
+
+var articleBRef = func() map[string]report.ArticleBServer {
+	ref, err := report.ArticleB()
+	if err != nil {
+		panic(err) // the embedded fixture is part of the build
+	}
+	return ref
+}()
+
+// seriesB accumulates article B's rows and rewrites its reports after each.
+type seriesB struct {
+	mu     sync.Mutex
+	rows   []report.Throughput
+	claims []report.Claim
+}
+
+var seriesOfB = &seriesB{claims: []report.Claim{}}
+
+func (s *seriesB) add(row report.Throughput, probeRows report.ProbeRows) error {
+	s.mu.Lock()
+	s.rows = append(s.rows, row)
+	rows := slices.Clone(s.rows)
+	s.mu.Unlock()
+	probed.add(probeRows)
+	return errors.Join(
+		report.WriteFile(lab.reportDir, "throughput.json", report.JSON(rows)),
+		report.WriteFile(lab.reportDir, "article_b.bench.txt", report.BenchfmtB(lab.env, rows)),
+	)
+}
+
+// rate is the req/s of a server, blocking arm and generator.
+func (s *seriesB) rate(server string, block int, gen string) (float64, bool) {
+	for _, r := range s.rows {
+		if r.Server == server && r.BlockingMs == block && r.Generator == gen {
+			return r.ReqPerS, true
+		}
+	}
+	return 0, false
+}
+
+// claimB checks one of article B's claims on the measured rows.
+type claimB struct {
+	ID, Text, Unit string
+	Check          func(s *seriesB) (measured float64, threshold string, holds bool, missing string)
+}
+
+func rateAtMost(server string, block int, limit float64) func(*seriesB) (float64, string, bool, string) {
+	return func(s *seriesB) (float64, string, bool, string) {
+		r, ok := s.rate(server, block, "ours")
+		if !ok {
+			return 0, "", false, server
+		}
+		return r, fmt.Sprintf("<= %g", limit), r <= limit, ""
+	}
+}
+
+// ratio checks rate(a)/rate(b) against limit, at least (atLeast) or at most.
+func ratio(a, b string, block int, limit float64, atLeast bool) func(*seriesB) (float64, string, bool, string) {
+	return func(s *seriesB) (float64, string, bool, string) {
+		ra, okA := s.rate(a, block, "ours")
+		rb, okB := s.rate(b, block, "ours")
+		if !okA || !okB || rb == 0 {
+			return 0, "", false, a + ", " + b
+		}
+		m := ra / rb
+		if atLeast {
+			return m, fmt.Sprintf(">= %g", limit), m >= limit, ""
+		}
+		return m, fmt.Sprintf("<= %g", limit), m <= limit, ""
+	}
+}
+
+// claimsB are article B's claims, asserted in TestArticleB/claims/<id>.
+// Margins: reports/measurements.md.
+var claimsB = []claimB{
+	{ID: "no-blocking-all-alike", Text: "without blocking, the four article configurations are within 2x of each other (max/min req/s)", Unit: "x",
+		Check: func(s *seriesB) (float64, string, bool, string) {
+			var rates []float64
+			for _, srv := range serversB {
+				if !srv.Article {
+					continue
+				}
+				r, ok := s.rate(srv.ID, 0, "ours")
+				if !ok {
+					return 0, "", false, srv.ID
+				}
+				rates = append(rates, r)
+			}
+			m := slices.Max(rates) / slices.Min(rates)
+			return m, "<= 2", m <= 2, ""
+		}},
+	{ID: "gunicorn-sync-collapses", Text: "with 0.1 s blocking, one Gunicorn sync worker serves at most about 1/0.1 s", Unit: "req/s",
+		Check: rateAtMost("gunicorn-sync", 100, 10.5)},
+	{ID: "uwsgi-sync-collapses", Text: "with 0.1 s blocking, one uWSGI sync process serves at most about 1/0.1 s", Unit: "req/s",
+		Check: rateAtMost("uwsgi-sync", 100, 10.5)},
+	{ID: "gevent-keeps-rate", Text: "with 0.1 s blocking, Gunicorn gevent serves at least 10x Gunicorn sync", Unit: "x",
+		Check: ratio("gunicorn-gevent", "gunicorn-sync", 100, 10, true)},
+	{ID: "ugreen-does-not-help", Text: "with 0.1 s blocking, uWSGI async+ugreen serves at most 1.5x uWSGI sync: it cannot help a blocking app", Unit: "x",
+		Check: ratio("uwsgi-async-ugreen", "uwsgi-sync", 100, 1.5, false)},
+	{ID: "uwsgi-gevent-keeps-rate", Text: "with 0.1 s blocking, uWSGI with its gevent loop serves at least 10x uWSGI sync", Unit: "x",
+		Check: ratio("uwsgi-gevent", "uwsgi-sync", 100, 10, true)},
+	{ID: "no-failed-requests", Text: "no condition has a failed request, with either generator", Unit: "requests",
+		Check: func(s *seriesB) (float64, string, bool, string) {
+			if len(s.rows) == 0 {
+				return 0, "", false, "any condition"
+			}
+			failed := 0
+			for _, r := range s.rows {
+				failed += r.Failed
+			}
+			return float64(failed), "= 0", failed == 0, ""
+		}},
+	{ID: "ours-matches-ab", Text: "without blocking, our generator's req/s is within 15 % of ab's on every server (worst |ours/ab - 1|)", Unit: "ratio",
+		Check: func(s *seriesB) (float64, string, bool, string) {
+			worst := 0.0
+			for _, srv := range serversB {
+				o, okO := s.rate(srv.ID, 0, "ours")
+				a, okA := s.rate(srv.ID, 0, "ab")
+				if !okO || !okA || a == 0 {
+					return 0, "", false, srv.ID
+				}
+				worst = max(worst, abs(o/a-1))
+			}
+			return worst, "<= 0.15", worst <= 0.15, ""
+		}},
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func (s *seriesB) evaluate(claims []claimB) []report.Claim {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []report.Claim
+	for _, cl := range claims {
+		rc := report.Claim{ID: "b/" + cl.ID, Text: cl.Text, Unit: cl.Unit}
+		m, th, holds, missing := cl.Check(s)
+		if missing != "" {
+			rc.Note = "no measurement of " + missing
+		} else {
+			rc.Evaluated, rc.Measured, rc.Threshold, rc.Holds = true, m, th, holds
+		}
+		out = append(out, rc)
+	}
+	s.claims = out
+	return out
+}
