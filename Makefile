@@ -16,10 +16,10 @@ test: deps
 	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
 	  -- -count=1 -timeout 85m ./...
 
-## repro: the full reproduction, reports in $(LAB_REPORT_DIR)
+## repro: the full reproduction (article B at the article's -n), reports in $(LAB_REPORT_DIR)
 repro: deps
 	mkdir -p $(LAB_REPORT_DIR)
-	$(GO) test ./bench -count=1 -timeout 4h -v
+	LAB_PROFILE=full $(GO) test ./bench -count=1 -timeout 4h -v
 
 ## deps: install mmdebstrap and curl, reach a Docker daemon (as root)
 deps:
