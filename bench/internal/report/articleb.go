@@ -53,14 +53,17 @@ type Throughput struct {
 	// Server names the server and worker model, e.g. "gunicorn-gevent".
 	Server string `json:"server"`
 	// Generator is "ours" (labagent's closed loop) or "ab" (Apache Bench).
-	Generator  string  `json:"generator"`
-	BlockingMs int     `json:"blocking_ms"`
-	N          int     `json:"n"`
-	C          int     `json:"c"`
-	TotalS     float64 `json:"total_s"`
-	ReqPerS    float64 `json:"req_per_s"`
-	// Failed counts failed requests, by kind in FailedBy (connect,
-	// receive, length, non-2xx).
+	Generator  string `json:"generator"`
+	BlockingMs int    `json:"blocking_ms"`
+	N          int    `json:"n"`
+	C          int    `json:"c"`
+	// TotalS and ReqPerS are medians over the repeats; ReqPerSRuns has
+	// each repeat's rate, in order.
+	TotalS      float64   `json:"total_s"`
+	ReqPerS     float64   `json:"req_per_s"`
+	ReqPerSRuns []float64 `json:"req_per_s_runs"`
+	// Failed counts failed requests over all repeats, by kind in FailedBy
+	// (connect, receive, length, non-2xx).
 	Failed   int            `json:"failed"`
 	FailedBy map[string]int `json:"failed_by"`
 	P50Ms    float64        `json:"p50_ms"`

@@ -11,15 +11,11 @@ import (
 	"wsgilab/bench/internal/probe"
 )
 
-// Files in the probe container that start and stop a sampling run.
-const (
-	probeStarted = "/tmp/probe-started"
-	probeStop    = "/tmp/probe-stop"
-)
-
 // ProbeRun is a sampling run in progress; Stop ends it.
 type ProbeRun struct {
-	pod  *Pod
+	pod *Pod
+	// stop is the file whose creation in the probe container ends the run.
+	stop string
 	done chan probeOutcome
 }
 
@@ -34,8 +30,12 @@ func (p *Pod) StartProbe(interval time.Duration) (*ProbeRun, error) {
 	if p.Probe == nil {
 		return nil, fmt.Errorf("stack: the pod has no probe container; start it with WithProbe(true)")
 	}
+	// Each run has its own marker files, so a pod can be sampled again.
+	p.probeRuns++
+	started := fmt.Sprintf("/tmp/probe-%d-started", p.probeRuns)
+	stop := fmt.Sprintf("/tmp/probe-%d-stop", p.probeRuns)
 	spec := probe.SamplerSpec{
-		Interval: interval, ProcRoot: "/proc", AppPort: AppPort, StopFile: probeStop,
+		Interval: interval, ProcRoot: "/proc", AppPort: AppPort, StopFile: stop,
 		Containers: map[string]string{"app": p.App.Container.ID, "client": p.Client.Container.ID},
 	}
 	if p.Proxy != nil {
@@ -48,15 +48,15 @@ func (p *Pod) StartProbe(interval time.Duration) (*ProbeRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &ProbeRun{pod: p, done: make(chan probeOutcome, 1)}
+	run := &ProbeRun{pod: p, stop: stop, done: make(chan probeOutcome, 1)}
 	go func() {
 		var out probeOutcome
-		out.err = p.ExecJSON(p.Probe, &out.series, "sh", "-c", `touch `+probeStarted+` && exec "$0" probe "$1"`,
+		out.err = p.ExecJSON(p.Probe, &out.series, "sh", "-c", `touch `+started+` && exec "$0" probe "$1"`,
 			image.AgentPath, string(b))
 		run.done <- out
 	}()
 	_, err = p.Exec(p.Probe, "sh", "-c",
-		`for i in $(seq 250); do [ -e `+probeStarted+` ] && exit 0; sleep 0.02; done; echo probe did not start >&2; exit 1`)
+		`for i in $(seq 250); do [ -e `+started+` ] && exit 0; sleep 0.02; done; echo probe did not start >&2; exit 1`)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (p *Pod) StartProbe(interval time.Duration) (*ProbeRun, error) {
 
 // Stop ends the sampling run and returns its series.
 func (r *ProbeRun) Stop() (probe.Series, error) {
-	if _, err := r.pod.Exec(r.pod.Probe, "touch", probeStop); err != nil {
+	if _, err := r.pod.Exec(r.pod.Probe, "touch", r.stop); err != nil {
 		return probe.Series{}, err
 	}
 	out := <-r.done

@@ -61,6 +61,9 @@ type Limits struct {
 	CPUs float64 `json:"cpus"`
 	// Memory is the memory limit in bytes; swap is not allowed on top.
 	Memory int64 `json:"memory_bytes"`
+	// Cpuset pins the container to these CPUs ("0", "1-2"); empty lets it
+	// run anywhere.
+	Cpuset string `json:"cpuset,omitempty"`
 }
 
 // Server is the WSGI server's command line in the app container.
@@ -148,9 +151,9 @@ func New(imageRef string, opts ...Option) Config {
 		Image:       imageRef,
 		Server:      GunicornSync(2),
 		CPUPeriod:   DefaultCPUPeriod,
-		App:         Limits{DefaultAppCPUs, DefaultAppMemory},
-		ProxyLimits: Limits{DefaultProxyCPUs, DefaultProxyMemory},
-		Client:      Limits{DefaultClientCPUs, DefaultClientMemory},
+		App:         Limits{CPUs: DefaultAppCPUs, Memory: DefaultAppMemory},
+		ProxyLimits: Limits{CPUs: DefaultProxyCPUs, Memory: DefaultProxyMemory},
+		Client:      Limits{CPUs: DefaultClientCPUs, Memory: DefaultClientMemory},
 		TCPRmem:     DefaultTCPRmem,
 		TCPWmem:     DefaultTCPWmem,
 		ReadyWait:   DefaultReadyWait,
@@ -212,6 +215,7 @@ type Pod struct {
 	// Holder owns the network and PID namespaces; App, Proxy (nil when
 	// direct), Client and Probe (nil unless Config.Probe) join them.
 	Holder, App, Proxy, Client, Probe *dockertest.Resource
+	probeRuns                         int
 }
 
 // Start starts the pod described by c and waits until the client gets a
@@ -310,6 +314,7 @@ func (p *Pod) limit(l Limits) func(*dc.HostConfig) {
 		hc.CPUPeriod = period
 		hc.CPUQuota = int64(l.CPUs * float64(period))
 		hc.Memory, hc.MemorySwap = l.Memory, l.Memory
+		hc.CPUSetCPUs = l.Cpuset
 	}
 }
 
