@@ -1,0 +1,323 @@
+package htmlreport
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/html"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// fixtureDir is a small real report directory, trimmed from a real series
+// (fixtures/report/README.md says how).
+const fixtureDir = "../../../fixtures/report"
+
+const golden = "testdata/report.golden.html"
+
+// The fixture's conditions, and which of them have two downloads or NGINX
+// buffering on.
+var (
+	fixtureConditions = []string{"direct-0dl", "direct-2dl", "nginx-on-2dl"}
+	fixtureTwo        = []string{"direct-2dl", "nginx-on-2dl"}
+	fixtureNginxOn    = []string{"nginx-on-2dl"}
+)
+
+var sectionIDs = []string{"claims", "article-a-table", "p95-chart", "timelines", "write-completion",
+	"sockets", "tempfiles", "resources", "waits", "article-b", "environment", "tests"}
+
+// fixtureCharts is every data-chart figure the fixture's page must have.
+func fixtureCharts() []string {
+	charts := []string{"p95", "write-completion", "waits", "throughput"}
+	for _, c := range fixtureConditions {
+		charts = append(charts, "timeline-"+c)
+	}
+	for _, c := range fixtureTwo {
+		charts = append(charts, "sockets-"+c, "resources-"+c)
+	}
+	for _, c := range fixtureNginxOn {
+		charts = append(charts, "tempfiles-"+c)
+	}
+	return charts
+}
+
+func render(t *testing.T, dir string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, Render(dir, &buf))
+	return buf.Bytes()
+}
+
+// copyFixture is a writable copy of the fixture directory.
+func copyFixture(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	require.NoError(t, os.CopyFS(dir, os.DirFS(fixtureDir)))
+	return dir
+}
+
+func TestGolden(t *testing.T) {
+	got := render(t, fixtureDir)
+	if *update {
+		require.NoError(t, os.WriteFile(golden, got, 0o644))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err, "run go test ./bench/internal/htmlreport -run TestGolden -update to create it")
+	if !bytes.Equal(got, want) {
+		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		for i := range min(len(gl), len(wl)) {
+			if gl[i] != wl[i] {
+				t.Fatalf("page differs from %s at line %d:\n got: %.300s\nwant: %.300s\n(rerun with -update if the change is intended)",
+					golden, i+1, gl[i], wl[i])
+			}
+		}
+		t.Fatalf("page differs from %s in length: %d lines, want %d (rerun with -update if intended)", golden, len(gl), len(wl))
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	assert.Equal(t, string(render(t, fixtureDir)), string(render(t, fixtureDir)))
+}
+
+// node helpers over golang.org/x/net/html.
+
+func attr(n *html.Node, key string) string {
+	for _, a := range n.Attr {
+		if a.Key == key {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func walk(n *html.Node, f func(*html.Node)) {
+	f(n)
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		walk(c, f)
+	}
+}
+
+func has(n *html.Node, tag string) bool {
+	found := false
+	walk(n, func(m *html.Node) { found = found || (m.Type == html.ElementNode && m.Data == tag) })
+	return found
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	walk(n, func(m *html.Node) {
+		if m.Type == html.TextNode {
+			b.WriteString(m.Data)
+		}
+	})
+	return b.String()
+}
+
+// structure is what checkPage looks at: the sections by id and the figures
+// by data-chart name.
+type structure struct {
+	sections map[string]*html.Node
+	figures  map[string]*html.Node
+}
+
+func parse(t *testing.T, page []byte) structure {
+	t.Helper()
+	doc, err := html.Parse(bytes.NewReader(page))
+	require.NoError(t, err)
+	s := structure{sections: map[string]*html.Node{}, figures: map[string]*html.Node{}}
+	walk(doc, func(n *html.Node) {
+		if n.Type != html.ElementNode {
+			return
+		}
+		switch {
+		case n.Data == "section" && attr(n, "id") != "":
+			assert.Nil(t, s.sections[attr(n, "id")], "section id %q twice", attr(n, "id"))
+			s.sections[attr(n, "id")] = n
+		case n.Data == "figure":
+			name := attr(n, "data-chart")
+			assert.NotEmpty(t, name, "a figure without data-chart")
+			assert.Nil(t, s.figures[name], "figure %q twice", name)
+			s.figures[name] = n
+		}
+	})
+	return s
+}
+
+// checkPage asserts every section and every expected chart, each with an
+// <svg>, is on the page.
+func checkPage(t *testing.T, page []byte, charts []string) {
+	t.Helper()
+	s := parse(t, page)
+	for _, id := range sectionIDs {
+		assert.Contains(t, s.sections, id, "section #%s", id)
+	}
+	for _, name := range charts {
+		f := s.figures[name]
+		if assert.NotNil(t, f, "figure data-chart=%q", name) {
+			assert.True(t, has(f, "svg"), "figure %q has no <svg>: %s", name, text(f))
+		}
+	}
+	assert.Len(t, s.figures, len(charts), "unexpected figures")
+}
+
+func TestPageStructure(t *testing.T) {
+	checkPage(t, render(t, fixtureDir), fixtureCharts())
+}
+
+// TestPageIsOffline: nothing on the page may reach the network.
+func TestPageIsOffline(t *testing.T) {
+	page := string(render(t, fixtureDir))
+	for _, bad := range []string{"<script", "<link", "<img", "<iframe", "src=", "@import", "url(", "@font-face"} {
+		assert.NotContains(t, page, bad)
+	}
+	// The only URLs are SVG's namespace names, which are never fetched.
+	rest := strings.NewReplacer(`xmlns="http://www.w3.org/2000/svg"`, "",
+		`xmlns:xlink="http://www.w3.org/1999/xlink"`, "").Replace(page)
+	assert.NotContains(t, rest, "http://")
+	assert.NotContains(t, rest, "https://")
+	assert.Less(t, len(page), 1<<20, "the fixture's page should be small")
+}
+
+func TestMalformedFileIsNamed(t *testing.T) {
+	for _, tc := range []struct{ file, content, want string }{
+		{"conditions.json", `[{"id": "direct-2dl",`, "conditions.json"},
+		{"claims.json", `{"not": "a list"}`, "claims.json"},
+		{"requests.jsonl", "{\"condition\":\"x\"}\nnot json\n", "requests.jsonl:2"},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			dir := copyFixture(t)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, tc.file), []byte(tc.content), 0o644))
+			var buf bytes.Buffer
+			err := Render(dir, &buf)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Zero(t, buf.Len(), "nothing is written on error")
+		})
+	}
+}
+
+func TestNotAReportDirectory(t *testing.T) {
+	err := Render(t.TempDir(), &bytes.Buffer{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "not a report directory")
+	require.Error(t, Render(filepath.Join(t.TempDir(), "absent"), &bytes.Buffer{}))
+}
+
+// TestArticleBOnly: a series of article B alone has no conditions.json.
+func TestArticleBOnly(t *testing.T) {
+	dir := copyFixture(t)
+	for _, name := range []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "series.json",
+		"tempfiles.jsonl"} {
+		require.NoError(t, os.Remove(filepath.Join(dir, name)))
+	}
+	page := render(t, dir)
+	s := parse(t, page)
+	for _, id := range []string{"article-a-table", "p95-chart", "timelines", "write-completion", "sockets",
+		"tempfiles", "resources"} {
+		assert.Contains(t, text(s.sections[id]), "article A was not measured in this run", "section #%s", id)
+	}
+	assert.Contains(t, text(s.sections["waits"]), "not measured in this run")
+	checkPage(t, page, []string{"throughput"})
+}
+
+func TestMissingOptionalFiles(t *testing.T) {
+	dir := copyFixture(t)
+	for _, name := range []string{"claims.json", "requests.jsonl", "sockets.jsonl", "tempfiles.jsonl",
+		"resources.jsonl", "runs.json", "throughput.json", "environment.json", "test.json", "series.json", "downloads.json"} {
+		require.NoError(t, os.Remove(filepath.Join(dir, name)))
+	}
+	page := render(t, dir)
+	s := parse(t, page)
+	for _, id := range []string{"claims", "timelines", "sockets", "tempfiles", "resources", "waits", "article-b", "environment"} {
+		if assert.Contains(t, s.sections, id) {
+			assert.Contains(t, text(s.sections[id]), "not measured in this run", "section #%s", id)
+		}
+	}
+	assert.Contains(t, text(s.sections["tests"]), "no test.json")
+	// What conditions.json alone gives stays.
+	checkPage(t, page, []string{"p95", "write-completion"})
+}
+
+func TestOnlyThroughputMissing(t *testing.T) {
+	dir := copyFixture(t)
+	require.NoError(t, os.Remove(filepath.Join(dir, "throughput.json")))
+	s := parse(t, render(t, dir))
+	assert.Contains(t, text(s.sections["article-b"]), "not measured in this run")
+	assert.NotContains(t, s.figures, "throughput")
+	assert.Contains(t, s.figures, "p95")
+}
+
+func TestWriteIsRender(t *testing.T) {
+	dir := copyFixture(t)
+	require.NoError(t, Write(dir))
+	got, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	assert.Equal(t, string(render(t, fixtureDir)), string(got))
+	// A failed render keeps the previous page.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "runs.json"), []byte("[{"), 0o644))
+	require.Error(t, Write(dir))
+	kept, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	assert.Equal(t, string(got), string(kept))
+}
+
+func TestNiceLogAndTicks(t *testing.T) {
+	lo, hi := niceLog(1.2, 3)
+	assert.Equal(t, []float64{1, 5}, []float64{lo, hi})
+	lo, hi = niceLog(0.9, 6340)
+	assert.Equal(t, []float64{0.5, 10000}, []float64{lo, hi})
+	var labels []string
+	for _, tk := range (logTicks{}).Ticks(1, 5) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"1", "2", "5"}, labels)
+	labels = nil
+	for _, tk := range (logTicks{}).Ticks(0.5, 10000) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"1", "10", "100", "1000", "10000"}, labels)
+}
+
+func TestNum(t *testing.T) {
+	for v, want := range map[float64]string{5965.496702: "5965", 428.44: "428.4", 13.523: "13.52",
+		1.4523: "1.452", 0.055: "0.055", 0: "0", 8.0: "8", 2.5: "2.5"} {
+		assert.Equal(t, want, num(v), "%v", v)
+	}
+}
+
+func TestTestsView(t *testing.T) {
+	ev := func(action, test, out string) testEvent {
+		return testEvent{Action: action, Package: "p", Test: test, Output: out}
+	}
+	v := buildTests([]testEvent{
+		ev("run", "TestA", ""), ev("run", "TestA/x", ""), ev("output", "TestA/x", "=== RUN   TestA/x\n"),
+		ev("output", "TestA/x", "    a_test.go:3: boom\n"), ev("fail", "TestA/x", ""),
+		ev("run", "TestA/y", ""), ev("skip", "TestA/y", ""), ev("run", "TestA/z", ""), ev("pass", "TestA/z", ""),
+		ev("fail", "TestA", ""), ev("run", "TestB", ""), ev("pass", "TestB", ""),
+		ev("run", "TestC", ""), ev("output", "TestC", "hanging\n"),
+		{Action: "fail", Package: "p", Elapsed: 3},
+	})
+	assert.Equal(t, []packageRow{{"p", "fail", "3.00 s"}}, v.Packages)
+	assert.Equal(t, []topRow{
+		{Package: "p", Test: "TestA", Result: "fail", Elapsed: "0.00 s", Pass: 1, Fail: 1, Skip: 1},
+		{Package: "p", Test: "TestB", Result: "pass", Elapsed: "0.00 s", Pass: 1},
+		{Package: "p", Test: "TestC", Result: "unknown", Elapsed: "–", Fail: 1},
+	}, v.Tops)
+	assert.Equal(t, []testOutput{
+		{"p", "TestA/x", "    a_test.go:3: boom"},
+		{"p", "TestC", "no result in test.json (interrupted?)\nhanging"},
+	}, v.Failing)
+	assert.Equal(t, 2, v.Pass)
+	assert.Equal(t, 2, v.Fail)
+	assert.Equal(t, 1, v.Skip)
+}

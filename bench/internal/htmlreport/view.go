@@ -1,0 +1,445 @@
+package htmlreport
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stats"
+)
+
+// page is everything the template prints; built from the files alone.
+type page struct {
+	Header          header
+	Claims          claimsView
+	Conditions      []conditionRow
+	ConditionsNote  string // instead of the table
+	P95             chartsView
+	Timelines       chartsView
+	WriteCompletion chartsView
+	Sockets         chartsView
+	Tempfiles       chartsView
+	Resources       chartsView
+	Waits           waitsView
+	ArticleB        articleBView
+	Env             envView
+	Tests           testsView
+}
+
+// notMeasured is what a section says when its file is absent; notA when
+// the directory has no article A series at all (no conditions.json).
+const (
+	notMeasured = "not measured in this run"
+	notA        = "article A was not measured in this run"
+)
+
+type header struct {
+	Series  []kv // empty without series.json
+	Commit  string
+	Started string
+}
+
+type kv struct{ K, V string }
+
+// chartsView is a section of charts, or the reason it has none.
+type chartsView struct {
+	Missing string
+	// Wide lays the figures out one per row.
+	Wide    bool
+	Note    string
+	Figures []figure
+}
+
+func build(f *files) page {
+	p := page{
+		Header:          buildHeader(f),
+		Claims:          buildClaims(f.claims),
+		P95:             p95Charts(f.conditions),
+		Timelines:       timelines(f),
+		WriteCompletion: writeCompletion(f.conditions),
+		Sockets:         socketCharts(f),
+		Tempfiles:       tempfileCharts(f),
+		Resources:       resourceCharts(f),
+		Waits:           buildWaits(f),
+		ArticleB:        buildArticleB(f.throughput),
+		Env:             buildEnv(f),
+		Tests:           buildTests(f.tests),
+	}
+	for _, c := range f.conditions {
+		p.Conditions = append(p.Conditions, conditionRowOf(c))
+	}
+	switch {
+	case f.conditions == nil:
+		p.ConditionsNote = notA
+	case len(f.conditions) == 0:
+		p.ConditionsNote = "conditions.json holds no condition"
+	}
+	return p
+}
+
+func buildHeader(f *files) header {
+	var h header
+	if s := f.series; s != nil {
+		h.Started = s.StartedAt.UTC().Format(time.RFC3339)
+		h.Series = []kv{
+			{"runs", fmt.Sprintf("%d (%d valid)", s.Runs, s.RunsValid)},
+			{"wall time", seconds(s.WallS)},
+			{"load windows", seconds(s.WindowsS)},
+			{"overhead", num(s.Overhead) + "×"},
+			{"worst schedule lag", num(s.LagMaxMs) + " ms (p99 " + num(s.LagP99MaxMs) + " ms)"},
+		}
+	}
+	if e := f.env; e != nil {
+		h.Commit = e.GitCommit
+		if e.GitDirty {
+			h.Commit += " (uncommitted changes)"
+		}
+		if h.Started == "" && !e.GeneratedAt.IsZero() {
+			h.Started = e.GeneratedAt.UTC().Format(time.RFC3339)
+		}
+	}
+	return h
+}
+
+// Claims.
+
+type claimsView struct {
+	Missing string
+	Rows    []claimRow
+	Holds   int
+	Fails   int
+	NotEval int
+}
+
+type claimRow struct {
+	ID, Text, Verdict, Class, Measured, Threshold, Unit, Needs, Note string
+}
+
+func buildClaims(cs []report.Claim) claimsView {
+	if cs == nil {
+		return claimsView{Missing: notMeasured}
+	}
+	var v claimsView
+	for _, c := range cs {
+		r := claimRow{ID: c.ID, Text: c.Text, Threshold: c.Threshold, Unit: c.Unit,
+			Needs: strings.Join(c.Needs, ", "), Note: c.Note}
+		switch {
+		case !c.Evaluated:
+			r.Verdict, r.Class, r.Measured = "not evaluated", "skip", "–"
+			v.NotEval++
+		case c.Holds:
+			r.Verdict, r.Class, r.Measured = "holds", "pass", num(c.Measured)
+			v.Holds++
+		default:
+			r.Verdict, r.Class, r.Measured = "fails", "fail", num(c.Measured)
+			v.Fails++
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+// Article A's table.
+
+type conditionRow struct {
+	ID, Runs, P95, P95Range, ArticleP95, ArticleRange, Ratio string
+	P50, Max                                                 string
+	Write, ArticleWrite, Completion, ArticleCompletion       string
+	Requests, Downloads                                      string
+	Invalid                                                  bool
+}
+
+func conditionRowOf(c report.Condition) conditionRow {
+	r := conditionRow{ID: c.ID, Runs: fmt.Sprintf("%d / %d", c.RunsValid, c.RunsTotal),
+		P95: "–", P95Range: "–", P50: "–", Max: "–", Ratio: "–",
+		ArticleP95: optNum(c.ArticleP95Ms), ArticleRange: "–",
+		Write: "–", Completion: "–", ArticleWrite: optNum(c.ArticleWriteS), ArticleCompletion: optNum(c.ArticleCompletionS),
+		Requests:  fmt.Sprintf("%d / %d", c.RequestsOK, c.RequestsTotal),
+		Downloads: fmt.Sprintf("%d / %d", c.DownloadsComplete, c.DownloadsTotal),
+		Invalid:   c.RunsValid < c.RunsTotal || c.RunsValid == 0}
+	if c.RunsValid > 0 {
+		r.P95, r.P95Range, r.P50, r.Max = num(c.P95Ms), rangeText(c.P95MsMin, c.P95MsMax), num(c.P50Ms), num(c.MaxMs)
+		if c.ArticleP95Ms > 0 {
+			r.Ratio = num(c.P95Ms/c.ArticleP95Ms) + "×"
+		}
+		if downloadsPerRun(c) > 0 {
+			r.Write, r.Completion = num(c.WriteS), num(c.CompletionS)
+		}
+	}
+	if len(c.ArticleP95MsRange) == 2 {
+		r.ArticleRange = rangeText(c.ArticleP95MsRange[0], c.ArticleP95MsRange[1])
+	}
+	return r
+}
+
+// downloadsPerRun is how many slow downloads each run of c started.
+func downloadsPerRun(c report.Condition) int {
+	if c.RunsTotal == 0 {
+		return 0
+	}
+	return c.DownloadsTotal / c.RunsTotal
+}
+
+// twoDownloads are the conditions with (at least) two downloads per run.
+func twoDownloads(cs []report.Condition) []report.Condition {
+	var out []report.Condition
+	for _, c := range cs {
+		if downloadsPerRun(c) >= 2 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// firstRun is the lowest run number among rows of condition id.
+func firstRun[T any](rows []T, id string, key func(T) (string, int)) (int, bool) {
+	run, ok := 0, false
+	for _, r := range rows {
+		c, k := key(r)
+		if c == id && (!ok || k < run) {
+			run, ok = k, true
+		}
+	}
+	return run, ok
+}
+
+// Waits.
+
+type waitsView struct {
+	Missing string
+	Chart   figure
+	Rows    []waitRow
+}
+
+type waitRow struct {
+	ID, Runs, Most, Least, Proxy, PerRun string
+}
+
+type waitShares struct {
+	id                 string
+	runs               int
+	most, least, proxy []float64
+	perRun             []string
+}
+
+// waitsOf is, per condition with observed runs, the send shares of the
+// app's most and least blocked worker and of NGINX's most blocked worker
+// in each valid run.
+func waitsOf(f *files) []waitShares {
+	var out []waitShares
+	for _, c := range f.conditions {
+		w := waitShares{id: c.ID}
+		runs := slices.Clone(f.runs)
+		slices.SortStableFunc(runs, func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) })
+		for _, r := range runs {
+			if r.Condition != c.ID || !r.Valid || r.Observed == nil {
+				continue
+			}
+			var app, proxy []float64
+			for _, wk := range r.Observed.Workers {
+				switch wk.Role {
+				case "app":
+					app = append(app, wk.SendShare)
+				case "proxy":
+					proxy = append(proxy, wk.SendShare)
+				}
+			}
+			if len(app) == 0 {
+				continue
+			}
+			w.runs++
+			lo, hi := stats.Range(app)
+			w.most, w.least = append(w.most, hi), append(w.least, lo)
+			s := fmt.Sprintf("r%d: %s", r.Run, joinPct(app))
+			if len(proxy) > 0 {
+				_, phi := stats.Range(proxy)
+				w.proxy = append(w.proxy, phi)
+				s += " (nginx " + joinPct(proxy) + ")"
+			}
+			w.perRun = append(w.perRun, s)
+		}
+		if w.runs > 0 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func joinPct(shares []float64) string {
+	s := slices.Clone(shares)
+	slices.SortFunc(s, func(a, b float64) int { return cmp.Compare(b, a) })
+	parts := make([]string, len(s))
+	for i, v := range s {
+		parts[i] = strings.TrimSuffix(pct(v), " %")
+	}
+	return strings.Join(parts, "/") + " %"
+}
+
+func buildWaits(f *files) waitsView {
+	if f.runs == nil {
+		return waitsView{Missing: notMeasured}
+	}
+	ws := waitsOf(f)
+	if len(ws) == 0 {
+		return waitsView{Missing: "no run with the probe's worker states in runs.json"}
+	}
+	v := waitsView{Chart: waitsChart(ws)}
+	for _, w := range ws {
+		r := waitRow{ID: w.id, Runs: fmt.Sprint(w.runs), Most: pct(stats.Median(w.most)),
+			Least: pct(stats.Median(w.least)), Proxy: "–", PerRun: strings.Join(w.perRun, "; ")}
+		if len(w.proxy) > 0 {
+			r.Proxy = pct(stats.Median(w.proxy))
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	return v
+}
+
+// Article B.
+
+type articleBView struct {
+	Missing string
+	Chart   figure
+	Rows    []throughputRow
+}
+
+type throughputRow struct {
+	ID, Server, Generator, Blocking, NC, Total, ReqPerS, Failed, P50, P95, P99, CPU, Article, Note string
+	ServerCPU, ServerThrottled                                                                     string
+}
+
+func buildArticleB(ts []report.Throughput) articleBView {
+	if ts == nil {
+		return articleBView{Missing: notMeasured}
+	}
+	if len(ts) == 0 {
+		return articleBView{Missing: "throughput.json holds no condition"}
+	}
+	v := articleBView{Chart: throughputChart(ts)}
+	for _, t := range ts {
+		failed := fmt.Sprint(t.Failed)
+		if len(t.FailedBy) > 0 {
+			var parts []string
+			for _, k := range slices.Sorted(maps.Keys(t.FailedBy)) {
+				parts = append(parts, fmt.Sprintf("%s %d", k, t.FailedBy[k]))
+			}
+			failed += " (" + strings.Join(parts, ", ") + ")"
+		}
+		v.Rows = append(v.Rows, throughputRow{ID: t.ID, Server: t.Server, Generator: t.Generator,
+			Blocking: fmt.Sprintf("%d ms", t.BlockingMs), NC: fmt.Sprintf("%d / %d", t.N, t.C),
+			Total: num(t.TotalS), ReqPerS: num(t.ReqPerS), Failed: failed, P50: num(t.P50Ms),
+			P95: num(t.P95Ms), P99: num(t.P99Ms), CPU: num(t.GeneratorCPUS), Article: optNum(t.ArticleReqPerS),
+			Note: t.ArticleNote, ServerCPU: num(t.ServerCPUPercent) + " %", ServerThrottled: pct(t.ServerThrottledShare)})
+	}
+	return v
+}
+
+// Environment.
+
+type envView struct {
+	Missing     string
+	Groups      []envGroup
+	Inspections []inspectionRow
+	Sysctls     []kv
+	Packages    []kv
+}
+
+type envGroup struct {
+	Title string
+	Rows  []kv
+}
+
+type inspectionRow struct {
+	Role, Cgroup, CPU, Memory, Sysctls string
+}
+
+func buildEnv(f *files) envView {
+	e := f.env
+	if e == nil {
+		return envView{Missing: notMeasured}
+	}
+	dirty := "no"
+	if e.GitDirty {
+		dirty = "yes"
+	}
+	limits := func(cpus float64, mem int64) string {
+		return fmt.Sprintf("%s core, %s", num(cpus), mib(mem))
+	}
+	image := func(ref string, built bool, d time.Duration) string {
+		how := "found"
+		if built {
+			how = "built"
+		}
+		return fmt.Sprintf("%s (%s in %s)", ref, how, seconds(d.Seconds()))
+	}
+	v := envView{Groups: []envGroup{
+		{"Series", []kv{
+			{"generated at", e.GeneratedAt.UTC().Format(time.RFC3339)},
+			{"git commit", e.GitCommit}, {"uncommitted changes", dirty}, {"Go", e.GoVersion},
+		}},
+		{"Docker engine", []kv{
+			{"server", e.Docker.ServerVersion}, {"API", e.Docker.APIVersion}, {"kernel", e.Docker.Kernel},
+			{"OS", e.Docker.OS}, {"arch", e.Docker.Arch}, {"CPUs", fmt.Sprint(e.Docker.NCPU)},
+			{"memory", size(e.Docker.MemTotal)}, {"storage driver", e.Docker.StorageDriver},
+			{"cgroup driver", e.Docker.CgroupDriver},
+		}},
+		{"Images and versions", []kv{
+			{"base image", image(e.BaseImage.Ref, e.BaseImage.Built, e.BaseImage.Duration)},
+			{"lab image", image(e.LabImage.Ref, e.LabImage.Built, e.LabImage.Duration)},
+			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn}, {"NGINX", e.Versions.Nginx},
+			{"uWSGI", e.Versions.UWSGI}, {"Django", e.Versions.Django}, {"gevent", e.Versions.Gevent},
+			{"CPU model", e.Versions.CPUModel},
+		}},
+		{"Default pod and limits", []kv{
+			{"server", e.Pod.Server.ID}, {"command", strings.Join(e.Pod.Server.Cmd, " ")},
+			{"CFS period", fmt.Sprintf("%s ms", num(float64(e.Pod.CPUPeriod)/1e6))},
+			{"app", limits(e.Pod.App.CPUs, e.Pod.App.Memory)},
+			{"proxy", limits(e.Pod.ProxyLimits.CPUs, e.Pod.ProxyLimits.Memory)},
+			{"client", limits(e.Pod.Client.CPUs, e.Pod.Client.Memory)},
+			{"net.ipv4.tcp_rmem", e.Pod.TCPRmem}, {"net.ipv4.tcp_wmem", e.Pod.TCPWmem},
+			{"probe", fmt.Sprint(e.Pod.Probe)},
+		}},
+	}}
+	for _, role := range slices.Sorted(maps.Keys(e.Inspections)) {
+		in := e.Inspections[role]
+		r := inspectionRow{Role: role, Cgroup: fmt.Sprintf("v%d", in.Limits.CgroupVersion), CPU: "unlimited", Memory: "unlimited"}
+		if in.Limits.CPUQuotaMicros >= 0 {
+			r.CPU = fmt.Sprintf("%d / %d µs", in.Limits.CPUQuotaMicros, in.Limits.CPUPeriodMicros)
+		}
+		if in.Limits.MemoryBytes >= 0 {
+			r.Memory = mib(in.Limits.MemoryBytes)
+		}
+		var s []string
+		for _, k := range slices.Sorted(maps.Keys(in.Sysctls)) {
+			s = append(s, k+" = "+in.Sysctls[k])
+		}
+		r.Sysctls = strings.Join(s, "; ")
+		v.Inspections = append(v.Inspections, r)
+	}
+	// The sysctls each run read back: every distinct value, with how many
+	// runs saw it.
+	seen := map[string]map[string]int{}
+	for _, r := range f.runs {
+		for k, val := range r.Sysctls {
+			if seen[k] == nil {
+				seen[k] = map[string]int{}
+			}
+			seen[k][val]++
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(seen)) {
+		var vals []string
+		for _, val := range slices.Sorted(maps.Keys(seen[k])) {
+			vals = append(vals, fmt.Sprintf("%s (%d runs)", val, seen[k][val]))
+		}
+		v.Sysctls = append(v.Sysctls, kv{k, strings.Join(vals, "; ")})
+	}
+	for _, k := range slices.Sorted(maps.Keys(e.Versions.Packages)) {
+		v.Packages = append(v.Packages, kv{k, e.Versions.Packages[k]})
+	}
+	return v
+}
