@@ -6,28 +6,46 @@ SHELL := bash
 GO ?= go
 LAB_REPORT_DIR ?= $(CURDIR)/reports/out
 export LAB_REPORT_DIR
+BENCH_COUNT ?= 3
+BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro deps image unit clean
+.PHONY: test repro deps image report bench unit clean
 
-## test: every test, through gotestsum, with JUnit and JSON results in $(LAB_REPORT_DIR)
+## test: every test through gotestsum (article B at the ci profile); JUnit,
+## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps
 	mkdir -p $(LAB_REPORT_DIR)
-	$(GO) tool gotestsum --format testname \
+	status=0; $(GO) tool gotestsum --format testname \
 	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
-	  -- -count=1 -timeout 85m ./...
+	  -- -count=1 -timeout 85m ./... || status=$$?; \
+	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
+	exit $$status
 
-## repro: the full reproduction (article B at the article's -n), reports in $(LAB_REPORT_DIR)
+## repro: the full reproduction (article B at the article's -n); progress on
+## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png
 repro: deps
 	mkdir -p $(LAB_REPORT_DIR)
-	LAB_PROFILE=full $(GO) test ./bench -count=1 -timeout 4h -v
+	status=0; LAB_PROFILE=full $(GO) test ./bench -count=1 -timeout 4h || status=$$?; \
+	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
+	exit $$status
 
-## deps: install mmdebstrap and curl, reach a Docker daemon (as root)
+## deps: install mmdebstrap, curl and chromium, reach a Docker daemon (as root)
 deps:
 	@bash fixtures/host/setup.sh
 
 ## image: build or find the lab images without running any test
 image: deps
 	$(GO) test ./bench -count=1 -run '^$$'
+
+## report: re-render report.html from $(LAB_REPORT_DIR), no new runs
+report:
+	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR)
+
+## bench: every condition as a Go benchmark, BENCH_COUNT samples, into
+## BENCH_OUT; compare two with: go tool benchstat old.txt new.txt
+bench: deps
+	mkdir -p $(dir $(BENCH_OUT))
+	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 4h | tee $(BENCH_OUT)
 
 ## unit: the tests that need no Docker
 unit:

@@ -43,6 +43,7 @@ var conditionsA = func() []conditionA {
 func TestArticleA(t *testing.T) {
 	runs := labRuns(t)
 	seriesOfA.started = time.Now()
+	progressA.start()
 	for _, c := range conditionsA {
 		t.Run(c.ID, func(t *testing.T) {
 			for k := 1; k <= runs; k++ {

@@ -73,7 +73,7 @@ var profilesB = map[string]profileB{
 // DefaultProfile is the article B profile unless LAB_PROFILE says otherwise.
 const DefaultProfile = "ci"
 
-func labProfile(t *testing.T) (string, profileB) {
+func labProfile(t testing.TB) (string, profileB) {
 	t.Helper()
 	name := os.Getenv("LAB_PROFILE")
 	if name == "" {
@@ -101,6 +101,7 @@ var generatorsB = []string{"ours", "ab"}
 func TestArticleB(t *testing.T) {
 	name, prof := labProfile(t)
 	t.Logf("article B profile %s: %s", name, prof.Describe)
+	progressB.start()
 	for _, srv := range serversB {
 		for _, block := range blockingMs {
 			id := fmt.Sprintf("%s-block%d", srv.ID, block)
@@ -117,9 +118,14 @@ func TestArticleB(t *testing.T) {
 				for _, gen := range generatorsB {
 					row := rowB(srv, id, block, gen, runs[gen])
 					require.NoError(t, seriesOfB.add(row))
-					t.Logf("%s %s: %.1f req/s (runs %.0f; article %.1f %s), %d failed, p50 %.0f ms, p99 %.0f ms, generator CPU %.2f s, server CPU %.0f%%",
-						id, gen, row.ReqPerS, row.ReqPerSRuns, row.ArticleReqPerS, row.ArticleNote, row.Failed,
-						row.P50Ms, row.P99Ms, row.GeneratorCPUS, row.ServerCPUPercent)
+					verdict := "no failed request"
+					if row.Failed > 0 {
+						verdict = fmt.Sprintf("FAILED %d %v", row.Failed, row.FailedBy)
+					}
+					progressB.runDone(t, id+"/"+gen, 1, 1, len(serversB)*len(blockingMs)*len(generatorsB),
+						fmt.Sprintf("%.1f req/s (runs %.0f; article %.1f %s), p50 %.0f ms, p99 %.0f ms, generator CPU %.2f s, server CPU %.0f%%, %s",
+							row.ReqPerS, row.ReqPerSRuns, row.ArticleReqPerS, row.ArticleNote,
+							row.P50Ms, row.P99Ms, row.GeneratorCPUS, row.ServerCPUPercent, verdict))
 					assert.Zerof(t, row.Failed, "%s with %s: %d failed requests %v", id, gen, row.Failed, row.FailedBy)
 				}
 				require.NoError(t, probed.write())
@@ -164,7 +170,7 @@ var cpusB = struct{ server, client string }{"0", "1"}
 
 // startB starts a fresh pod for one cell: server 1 CPU and 1 GiB, as the
 // article's machine; client 1 CPU.
-func startB(t *testing.T, srv serverB, block int) *stack.Pod {
+func startB(t testing.TB, srv serverB, block int) *stack.Pod {
 	t.Helper()
 	server, err := srv.build(block)
 	require.NoError(t, err)
@@ -181,7 +187,7 @@ type runB struct {
 }
 
 // measureB loads the pod's server once with one generator.
-func measureB(t *testing.T, pod *stack.Pod, id string, block int, gen string, k int, prof profileB) runB {
+func measureB(t testing.TB, pod *stack.Pod, id string, block int, gen string, k int, prof profileB) runB {
 	t.Helper()
 	spec := load.ClosedSpec{URL: pod.URL("/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"),
 		N: prof.N[block], C: prof.C, Timeout: load.DefaultClosedTimeout}

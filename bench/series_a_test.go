@@ -26,17 +26,34 @@ import (
 const DefaultRuns = 3
 
 // labRuns reads LAB_RUNS, the runs per condition.
-func labRuns(t *testing.T) int {
+func labRuns(t testing.TB) int {
 	t.Helper()
-	v := os.Getenv("LAB_RUNS")
+	n, err := parseRuns(os.Getenv("LAB_RUNS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func parseRuns(v string) (int, error) {
 	if v == "" {
-		return DefaultRuns
+		return DefaultRuns, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > 100 {
-		t.Fatalf("LAB_RUNS=%q: want a whole number from 1 to 100 (runs per condition; default %d)", v, DefaultRuns)
+		return 0, fmt.Errorf("LAB_RUNS=%q: want a whole number from 1 to 100 (runs per condition; default %d)", v, DefaultRuns)
 	}
-	return n
+	return n, nil
+}
+
+// labRunsOr is LAB_RUNS for progress lines, at least k (benchmarks run
+// as many times as -count says).
+func labRunsOr(k int) int {
+	n, err := parseRuns(os.Getenv("LAB_RUNS"))
+	if err != nil {
+		return k
+	}
+	return max(n, k)
 }
 
 // seriesA accumulates article A's runs and rewrites the report set after
@@ -65,13 +82,13 @@ type rawRun struct {
 }
 
 // measureA runs condition c once in a fresh pod and records the run.
-func measureA(t *testing.T, c conditionA, k int) report.Run {
+func measureA(t testing.TB, c conditionA, k int) report.Run {
 	t.Helper()
 	return measureAWith(t, c, k)
 }
 
 // measureAWith is measureA with pod options on top of the condition's.
-func measureAWith(t *testing.T, c conditionA, k int, extra ...stack.Option) report.Run {
+func measureAWith(t testing.TB, c conditionA, k int, extra ...stack.Option) report.Run {
 	t.Helper()
 	began := time.Now()
 	opts := []stack.Option{stack.WithServer(c.Server)}
@@ -115,8 +132,13 @@ func measureAWith(t *testing.T, c conditionA, k int, extra ...stack.Option) repo
 	run.Observed = &observed
 	rows := report.Rows(c.ID, k, series, raw.Load.StartUnixNano)
 	require.NoError(t, seriesOfA.add(run, reqs, dls, rows))
-	t.Logf("%s run %d: p95 %.2f ms (article %.2f), write %.3f s, completion %.3f s, lag max %.2f ms, valid %v %s",
-		c.ID, k, run.P95Ms, articleRef[c.ID].P95Ms, run.WriteS, run.CompletionS, run.LagMaxMs, run.Valid, run.Invalid)
+	verdict := "valid"
+	if !run.Valid {
+		verdict = "INVALID: " + run.Invalid
+	}
+	progressA.runDone(t, c.ID, k, labRunsOr(k), len(conditionsA)*labRunsOr(k),
+		fmt.Sprintf("p95 %.2f ms (article %.2f), write %.3f s, completion %.3f s, lag max %.2f ms, %s",
+			run.P95Ms, articleRef[c.ID].P95Ms, run.WriteS, run.CompletionS, run.LagMaxMs, verdict))
 	return run
 }
 
