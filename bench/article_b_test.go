@@ -133,15 +133,7 @@ func TestArticleB(t *testing.T) {
 		}
 	}
 	t.Run("claims", func(t *testing.T) {
-		for _, cl := range seriesOfB.evaluate(claimsB) {
-			t.Run(cl.ID, func(t *testing.T) {
-				if !cl.Evaluated {
-					t.Skipf("not evaluated: %s", cl.Note)
-				}
-				assert.Truef(t, cl.Holds, "%s: measured %.4g %s, threshold %s %s",
-					cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit)
-			})
-		}
+		assertClaims(t, seriesOfB.evaluate(claimsB))
 		require.NoError(t, writeClaims())
 	})
 }
@@ -248,13 +240,7 @@ func rowB(srv serverB, id string, block int, gen string, runs []runB) report.Thr
 	return row
 }
 
-var articleBRef = func() map[string]report.ArticleBServer {
-	ref, err := report.ArticleB()
-	if err != nil {
-		panic(err) // the embedded fixture is part of the build
-	}
-	return ref
-}()
+var articleBRef = must(report.ArticleB())
 
 // seriesB accumulates article B's rows and rewrites its reports after each.
 type seriesB struct {

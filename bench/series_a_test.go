@@ -142,13 +142,16 @@ func measureAWith(t testing.TB, c conditionA, k int, extra ...stack.Option) repo
 	return run
 }
 
-var articleRef = func() map[string]report.ArticleValue {
-	ref, err := report.ArticleA()
+var articleRef = must(report.ArticleA())
+
+// must unwraps what cannot fail but through a broken build, such as
+// decoding an embedded fixture.
+func must[T any](v T, err error) T {
 	if err != nil {
-		panic(err) // the embedded fixture is part of the build
+		panic(err)
 	}
-	return ref
-}()
+	return v
+}
 
 // summarizeRun turns the raw record into the run's report rows.
 func summarizeRun(raw rawRun, began time.Time) (report.Run, []report.Request, []report.Download) {

@@ -32,7 +32,7 @@ type Usage struct {
 // ReadUsage reads the usage of the cgroup mounted at root (in a container,
 // /sys/fs/cgroup), v2 when root has cgroup.controllers, v1 otherwise.
 func ReadUsage(root string) (Usage, error) {
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+	if isV2(root) {
 		return readUsageV2(root)
 	}
 	return readUsageV1(root)

@@ -39,10 +39,17 @@ func (l Limits) CPUs() float64 {
 // ReadLimits reads the limits of the cgroup mounted at root (in a container,
 // /sys/fs/cgroup), v2 when root has cgroup.controllers, v1 otherwise.
 func ReadLimits(root string) (Limits, error) {
-	if _, err := os.Stat(filepath.Join(root, "cgroup.controllers")); err == nil {
+	if isV2(root) {
 		return readV2(root)
 	}
 	return readV1(root)
+}
+
+// isV2 tells a cgroup v2 mount (one tree with cgroup.controllers at its
+// root) from v1's per-controller trees.
+func isV2(root string) bool {
+	_, err := os.Stat(filepath.Join(root, "cgroup.controllers"))
+	return err == nil
 }
 
 func readV2(root string) (Limits, error) {
