@@ -22,10 +22,11 @@ test: deps
 	exit $$status
 
 ## repro: the full reproduction (article B at the article's -n); progress on
-## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png
+## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png.
+## go test runs in bench/ (local directory mode) so its output streams.
 repro: deps
 	mkdir -p $(LAB_REPORT_DIR)
-	status=0; LAB_PROFILE=full $(GO) test ./bench -count=1 -timeout 4h || status=$$?; \
+	status=0; (cd bench && LAB_PROFILE=full $(GO) test -count=1 -timeout 4h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 
