@@ -84,12 +84,6 @@ type rawRun struct {
 // measureA runs condition c once in a fresh pod and records the run.
 func measureA(t testing.TB, c conditionA, k int) report.Run {
 	t.Helper()
-	return measureAWith(t, c, k)
-}
-
-// measureAWith is measureA with pod options on top of the condition's.
-func measureAWith(t testing.TB, c conditionA, k int, extra ...stack.Option) report.Run {
-	t.Helper()
 	began := time.Now()
 	opts := []stack.Option{stack.WithServer(c.Server)}
 	for _, p := range paths {
@@ -97,7 +91,7 @@ func measureAWith(t testing.TB, c conditionA, k int, extra ...stack.Option) repo
 			opts = append(opts, p.opt)
 		}
 	}
-	cfg := stack.New(lab.image, append(opts, extra...)...)
+	cfg := stack.New(lab.image, opts...)
 	pod := stack.Start(t, lab.pool, cfg)
 
 	var loadOpts = []load.Option{load.WithDownloads(c.Downloads)}
