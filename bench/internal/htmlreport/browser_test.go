@@ -3,6 +3,8 @@ package htmlreport
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"image"
 	"image/png"
 	"os"
 	"os/exec"
@@ -69,18 +71,63 @@ func TestBrowser(t *testing.T) {
 	// The screenshot, in a second run.
 	shot := filepath.Join(filepath.Dir(page), "report.png")
 	_ = os.Remove(shot)
-	_, logs = runChromium(t, bin, "--hide-scrollbars", "--screenshot="+shot, "--window-size=1400,4000", url)
-	f, err := os.Open(shot)
-	require.NoError(t, err, "no screenshot; Chromium's log:\n%s", logs)
-	defer f.Close()
-	img, err := png.Decode(f)
-	require.NoError(t, err)
-	assert.Equal(t, 1400, img.Bounds().Dx())
+	// Headless Chromium shoots its window, not the page, so the window is
+	// taller than any report and the blank rows below the page are cut.
+	_, logs = runChromium(t, bin, "--hide-scrollbars", "--screenshot="+shot,
+		fmt.Sprintf("--window-size=%d,%d", shotWidth, shotMaxHeight), url)
+	require.NoError(t, trimScreenshot(t, shot), "screenshot; Chromium's log:\n%s", logs)
 	if keep {
 		t.Logf("screenshot: %s", shot)
 	} else {
 		t.Logf("screenshot: %s (removed with the test's temporary directory; LAB_BROWSER_DIR=DIR keeps DIR/report.png)", shot)
 	}
+}
+
+const (
+	shotWidth     = 1400
+	shotMaxHeight = 24000
+)
+
+// trimScreenshot cuts the blank rows below the page, and fails the test
+// when the page filled the whole window: the screenshot would miss its end.
+func trimScreenshot(t *testing.T, path string) error {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	img, err := png.Decode(f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	b := img.Bounds()
+	assert.Equal(t, shotWidth, b.Dx())
+	bg := img.At(b.Min.X, b.Max.Y-1)
+	last := b.Min.Y
+	for y := b.Max.Y - 1; y >= b.Min.Y && last == b.Min.Y; y-- {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if img.At(x, y) != bg {
+				last = y
+				break
+			}
+		}
+	}
+	if last >= b.Max.Y-2 {
+		t.Errorf("the page is taller than the %d px window: the screenshot misses its end", shotMaxHeight)
+	}
+	sub, ok := img.(interface {
+		SubImage(image.Rectangle) image.Image
+	})
+	if !ok {
+		return fmt.Errorf("screenshot: cannot crop a %T", img)
+	}
+	out, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	return png.Encode(out, sub.SubImage(image.Rect(b.Min.X, b.Min.Y, b.Max.X, min(last+24, b.Max.Y))))
 }
 
 // chromium is the path of a Chromium binary, or "" when there is none.
