@@ -294,16 +294,7 @@ func bars(xs, vs []float64, hw, base float64, c color.Color) *plotter.Polygon {
 		x := xs[i]
 		rings = append(rings, plotter.XYs{{X: x - hw, Y: base}, {X: x + hw, Y: base}, {X: x + hw, Y: v}, {X: x - hw, Y: v}})
 	}
-	if len(rings) == 0 {
-		return nil
-	}
-	p, err := plotter.NewPolygon(rings...)
-	if err != nil {
-		return nil
-	}
-	p.Color = c
-	p.LineStyle.Width = 0
-	return p
+	return rects(rings, c)
 }
 
 // spans are vertical bands x0..x1 over lo..hi (the y axis' range).
@@ -314,6 +305,12 @@ func spans(xs [][2]float64, lo, hi float64, c color.Color) *plotter.Polygon {
 			rings = append(rings, plotter.XYs{{X: s[0], Y: lo}, {X: s[1], Y: lo}, {X: s[1], Y: hi}, {X: s[0], Y: hi}})
 		}
 	}
+	return rects(rings, c)
+}
+
+// rects fills rectangles in colour c, as one borderless polygon; nil for
+// none.
+func rects(rings []plotter.XYer, c color.Color) *plotter.Polygon {
 	if len(rings) == 0 {
 		return nil
 	}
