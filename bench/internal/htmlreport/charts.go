@@ -292,17 +292,27 @@ func ordered(names []string, order []string) []string {
 	return out
 }
 
-// 6a. Bytes queued per socket hop, two-download conditions, first run.
-func socketCharts(f *files) chartsView {
+// twoDownloadSeries is the two-download conditions whose probe series the
+// socket and resource charts draw, or why there is nothing to draw.
+func twoDownloadSeries(f *files, haveSeries bool) ([]report.Condition, string) {
 	switch {
 	case f.conditions == nil:
-		return chartsView{Missing: notA}
-	case f.sockets == nil:
-		return chartsView{Missing: notMeasured}
+		return nil, notA
+	case !haveSeries:
+		return nil, notMeasured
 	}
 	two := twoDownloads(f.conditions)
 	if len(two) == 0 {
-		return chartsView{Missing: "no condition with two downloads in this run"}
+		return nil, "no condition with two downloads in this run"
+	}
+	return two, ""
+}
+
+// 6a. Bytes queued per socket hop, two-download conditions, first run.
+func socketCharts(f *files) chartsView {
+	two, missing := twoDownloadSeries(f, f.sockets != nil)
+	if missing != "" {
+		return chartsView{Missing: missing}
 	}
 	v := chartsView{}
 	for _, c := range two {
@@ -415,15 +425,9 @@ const resourceStep = 200.0 // ms
 // 6c. CPU and CFS throttling per container, two-download conditions,
 // first run.
 func resourceCharts(f *files) chartsView {
-	switch {
-	case f.conditions == nil:
-		return chartsView{Missing: notA}
-	case f.resources == nil:
-		return chartsView{Missing: notMeasured}
-	}
-	two := twoDownloads(f.conditions)
-	if len(two) == 0 {
-		return chartsView{Missing: "no condition with two downloads in this run"}
+	two, missing := twoDownloadSeries(f, f.resources != nil)
+	if missing != "" {
+		return chartsView{Missing: missing}
 	}
 	v := chartsView{}
 	for _, c := range two {
