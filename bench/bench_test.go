@@ -1,11 +1,12 @@
 package bench
 
 import (
-	"fmt"
 	"testing"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
+	"wsgilab/bench/internal/verdict"
 )
 
 // Benchmarks give each condition's metrics in Go benchmark format, with
@@ -15,11 +16,18 @@ import (
 
 // BenchmarkArticleA runs article A's conditions.
 func BenchmarkArticleA(b *testing.B) {
-	for _, c := range conditionsA {
+	for _, c := range engine.ArticleA {
 		b.Run(c.ID, func(b *testing.B) {
 			var runs []report.Run
 			for i := 0; i < b.N; i++ {
-				runs = append(runs, measureA(b, c, i+1))
+				r, err := lab.RunA(b, c, i+1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if !r.Valid {
+					b.Fatalf("%s run %d is invalid: %s", c.ID, i+1, r.Invalid)
+				}
+				runs = append(runs, r)
 			}
 			b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.P95Ms }), "p95-ms")
 			b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.P50Ms }), "p50-ms")
@@ -28,12 +36,7 @@ func BenchmarkArticleA(b *testing.B) {
 				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.WriteS }), "write-s")
 				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.CompletionS }), "completion-s")
 			}
-			b.ReportMetric(medianOf(runs, func(r report.Run) float64 {
-				if r.Observed == nil {
-					return 0
-				}
-				return r.Observed.TempfilePeakMiB
-			}), "tempfile-peak-MiB")
+			b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.Observed.TempfilePeakMiB }), "tempfile-peak-MiB")
 		})
 	}
 }
@@ -41,17 +44,23 @@ func BenchmarkArticleA(b *testing.B) {
 // BenchmarkArticleB runs article B's cells with our generator, at the
 // profile's -n (LAB_PROFILE).
 func BenchmarkArticleB(b *testing.B) {
-	_, prof := labProfile(b)
-	for _, srv := range serversB {
-		for _, block := range blockingMs {
-			id := fmt.Sprintf("%s-block%d", srv.ID, block)
-			b.Run(id, func(b *testing.B) {
-				pod := startB(b, srv, block)
-				var runs []runB
-				for i := 0; i < b.N; i++ {
-					runs = append(runs, measureB(b, pod, id, block, "ours", i+1, prof))
+	prof := engine.ProfilesB[lab.Settings.Profile]
+	for _, srv := range engine.ServersB {
+		for _, block := range engine.BlockingMs {
+			b.Run(verdict.Cell(srv.ID, block), func(b *testing.B) {
+				pod := lab.StartB(b, srv, block)
+				if err := lab.WarmUpB(pod, prof); err != nil {
+					b.Fatal(err)
 				}
-				row := rowB(srv, id, block, "ours", runs)
+				var runs []engine.RunB
+				for i := 0; i < b.N; i++ {
+					r, err := lab.MeasureB(pod, srv, block, verdict.Ours, i+1, prof, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					runs = append(runs, r)
+				}
+				row := engine.RowB(srv, block, verdict.Ours, runs)
 				b.ReportMetric(row.ReqPerS, "req/s")
 				b.ReportMetric(row.P50Ms, "p50-ms")
 				b.ReportMetric(row.P99Ms, "p99-ms")

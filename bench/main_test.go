@@ -1,12 +1,15 @@
-// Package bench is the lab: go test cases that start real servers in
-// containers, measure them and assert the articles' claims.
+// Package bench is the lab's entry point: go test cases that run the
+// engine's condition tables in real containers and assert the verdicts of
+// package verdict on the results. The test files hold tables, t.Run and
+// asserts, no logic of their own.
 //
-// TestMain owns the Docker pool and the images; every test starts its own
-// pods through the stack package.
+// TestMain checks every LAB_* setting, then owns the Docker pool and the
+// images; every test starts its own pods through the engine.
 package bench
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,21 +21,24 @@ import (
 
 	"github.com/ory/dockertest/v3"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stack"
 )
 
-// lab is the state TestMain prepares for every test.
-var lab struct {
-	pool      *dockertest.Pool
-	image     string // the lab image reference
-	reportDir string
-	env       report.Environment
-}
+// lab is the state TestMain prepares for every test: the engine's Lab and
+// the series' environment.
+var (
+	lab = &engine.Lab{}
+	env report.Environment
+)
 
 func TestMain(m *testing.M) {
+	flag.Parse() // testing.Verbose, below, needs the flags
+	progressA.Verbose, progressB.Verbose = testing.Verbose(), testing.Verbose()
 	code, err := setUp()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
@@ -41,25 +47,34 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		code = m.Run()
 	}
-	if err := report.WriteFile(lab.reportDir, "environment.json", report.JSON(lab.env)); err != nil {
+	// environment.json goes with a series; a run that measured nothing
+	// (make image) writes no report file.
+	if lab.Reports == nil {
+		os.Exit(code)
+	}
+	if err := lab.Reports.Close(); err != nil {
 		fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
 		code = 1
 	}
 	os.Exit(code)
 }
 
-// setUp reaches the engine, removes what a crashed run left and makes sure
-// the images exist. A missing daemon is an error, never a skip.
+// setUp checks the settings before anything starts, reaches the engine,
+// removes what a crashed run left and makes sure the images exist. A
+// missing daemon is an error, never a skip.
 func setUp() (int, error) {
 	ctx := context.Background()
 	root, err := moduleRoot()
 	if err != nil {
 		return 1, err
 	}
-	lab.reportDir = os.Getenv("LAB_REPORT_DIR")
-	if lab.reportDir == "" {
-		lab.reportDir = filepath.Join(root, report.DefaultDir)
+	settings, err := engine.ParseSettings(os.Environ(), root)
+	if err != nil {
+		return 1, fmt.Errorf("bad settings, nothing was started or written:\n%w", err)
 	}
+	lab.Settings = settings
+	lab.Reports = engine.NewReports(settings.ReportDir, &env)
+	progressA.Quiet, progressB.Quiet = settings.Quiet, settings.Quiet
 
 	pool, err := dockertest.NewPool("")
 	if err == nil {
@@ -74,7 +89,7 @@ func setUp() (int, error) {
 			"Fix: run 'make deps' as root (it starts dockerd, installing Debian's docker.io if needed), "+
 			"or start the daemon yourself, or point DOCKER_HOST at a running engine", where, err)
 	}
-	lab.pool = pool
+	lab.Pool = pool
 
 	if n, err := stack.RemoveStale(pool.Client); err != nil {
 		return 1, err
@@ -90,7 +105,7 @@ func setUp() (int, error) {
 	if err != nil {
 		return 1, fmt.Errorf("docker info: %w", err)
 	}
-	lab.env.Docker = report.Docker{
+	env.Docker = report.Docker{
 		ServerVersion: info.ServerVersion, APIVersion: ver.Get("ApiVersion"), Kernel: info.KernelVersion,
 		OS: info.OperatingSystem, Arch: ver.Get("Arch"), NCPU: info.NCPU, MemTotal: info.MemTotal,
 		StorageDriver: info.Driver, CgroupDriver: info.CgroupDriver,
@@ -100,7 +115,7 @@ func setUp() (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	agent, err := image.BuildAgent(ctx, lab.env.Docker.Arch)
+	agent, err := image.BuildAgent(ctx, env.Docker.Arch)
 	if err != nil {
 		return 1, err
 	}
@@ -108,21 +123,21 @@ func setUp() (int, error) {
 	if err != nil {
 		return 1, err
 	}
-	lab.image = labImage.Ref
-	lab.env.BaseImage, lab.env.LabImage = base, labImage
+	lab.Image = labImage.Ref
+	env.BaseImage, env.LabImage = base, labImage
 	if base.Built || labImage.Built {
 		fmt.Fprintf(os.Stderr, "wsgilab: built %s in %v, %s in %v\n",
 			base.Ref, base.Duration.Round(time.Millisecond), labImage.Ref, labImage.Duration.Round(time.Millisecond))
 	}
 
-	if lab.env.Versions, err = stack.ReadVersions(pool, lab.image); err != nil {
+	if env.Versions, err = stack.ReadVersions(pool, lab.Image); err != nil {
 		return 1, err
 	}
-	lab.env.GeneratedAt = time.Now().UTC()
-	lab.env.GoVersion = runtime.Version()
-	lab.env.GitCommit, lab.env.GitDirty = gitState(root)
-	lab.env.Pod = stack.New(lab.image)
-	lab.env.Inspections = map[string]probe.Inspection{}
+	env.GeneratedAt = time.Now().UTC()
+	env.GoVersion = runtime.Version()
+	env.GitCommit, env.GitDirty = gitState(root)
+	env.Pod = podspec.New(lab.Image)
+	env.Inspections = map[string]probe.Inspection{}
 	return 0, nil
 }
 

@@ -7,25 +7,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/stack"
-	"wsgilab/nginxconf"
 )
-
-// paths are article A's three access paths, as pod options.
-var paths = []struct {
-	id  string
-	opt stack.Option
-}{
-	{"direct", stack.WithProxy(nil)},
-	{"nginx-off", withNginx(false)},
-	{"nginx-on", withNginx(true)},
-}
-
-func withNginx(buffering bool) stack.Option {
-	c := nginxconf.New(nginxconf.WithBuffering(buffering))
-	return stack.WithProxy(&c)
-}
 
 // fetch is labagent's get result.
 type fetch struct {
@@ -35,20 +21,20 @@ type fetch struct {
 
 // TestSmokeVersions checks that the image holds the versions article A used.
 func TestSmokeVersions(t *testing.T) {
-	v := lab.env.Versions
+	v := env.Versions
 	assert.Equal(t, "23.0.0", v.Gunicorn, "Gunicorn")
 	assert.Equal(t, "1.22.1", v.Nginx, "NGINX")
 	assert.Equal(t, "3.11.2", v.Python, "CPython")
 	t.Logf("image %s: python %s, gunicorn %s, nginx %s (%s), uwsgi %s, django %s, gevent %s",
-		lab.image, v.Python, v.Gunicorn, v.Nginx, v.Packages["nginx"], v.UWSGI, v.Django, v.Gevent)
+		lab.Image, v.Python, v.Gunicorn, v.Nginx, v.Packages["nginx"], v.UWSGI, v.Django, v.Gevent)
 }
 
 // TestSmokeFast checks /fast on every path, and that NGINX accepts the
 // rendered configuration (nginx -t) in both buffering modes.
 func TestSmokeFast(t *testing.T) {
-	for _, p := range paths {
-		t.Run(p.id, func(t *testing.T) {
-			pod := stack.Start(t, lab.pool, stack.New(lab.image, p.opt))
+	for _, p := range []engine.Path{engine.Direct, engine.NginxOff, engine.NginxOn} {
+		t.Run(p.ID, func(t *testing.T) {
+			pod := stack.Start(t, lab.Pool, podspec.New(lab.Image, p.Option()))
 			var got fetch
 			require.NoError(t, pod.ExecJSON(pod.Client, &got, image.AgentPath, "get", "-expect-bytes", "12", pod.URL("/fast")))
 			assert.Equal(t, 200, got.Status)
@@ -64,7 +50,7 @@ func TestSmokeFast(t *testing.T) {
 // app records the response's write duration under the client's id.
 func TestSmokeLarge(t *testing.T) {
 	const size = 16 << 20
-	pod := stack.Start(t, lab.pool, stack.New(lab.image))
+	pod := stack.Start(t, lab.Pool, podspec.New(lab.Image))
 	var got fetch
 	require.NoError(t, pod.ExecJSON(pod.Client, &got, image.AgentPath, "get", "-id", "smoke-large",
 		"-expect-bytes", "16777216", pod.URL("/large")))
@@ -84,10 +70,10 @@ func TestSmokeLarge(t *testing.T) {
 // and memory limit it was given, read back both from the Docker API and
 // from its cgroup, and that the namespace's TCP sysctls are the pinned ones.
 func TestSmokeLimits(t *testing.T) {
-	cfg := stack.New(lab.image, withNginx(true))
-	pod := stack.Start(t, lab.pool, cfg)
+	cfg := podspec.New(lab.Image, engine.NginxOn.Option())
+	pod := stack.Start(t, lab.Pool, cfg)
 	for role, c := range map[string]struct {
-		limits stack.Limits
+		limits podspec.Limits
 		r      *dockertest.Resource
 	}{
 		"app":    {cfg.App, pod.App},
@@ -95,7 +81,7 @@ func TestSmokeLimits(t *testing.T) {
 		"client": {cfg.Client, pod.Client},
 	} {
 		t.Run(role, func(t *testing.T) {
-			ctr, err := lab.pool.Client.InspectContainer(c.r.Container.ID)
+			ctr, err := lab.Pool.Client.InspectContainer(c.r.Container.ID)
 			require.NoError(t, err)
 			period := cfg.CPUPeriod.Microseconds()
 			assert.Equal(t, period, ctr.HostConfig.CPUPeriod, "API CPU period")
@@ -109,7 +95,7 @@ func TestSmokeLimits(t *testing.T) {
 			assert.Equal(t, c.limits.Memory, in.Limits.MemoryBytes, "cgroup memory")
 			assert.Equal(t, cfg.TCPRmem, in.Sysctls["net.ipv4.tcp_rmem"])
 			assert.Equal(t, cfg.TCPWmem, in.Sysctls["net.ipv4.tcp_wmem"])
-			lab.env.Inspections[role] = in
+			env.Inspections[role] = in
 		})
 	}
 }

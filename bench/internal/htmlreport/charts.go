@@ -292,7 +292,7 @@ func ordered(names []string, order []string) []string {
 	return out
 }
 
-// twoDownloadSeries is the two-download conditions whose probe series the
+// twoDownloadSeries is the two-download conditions whose sampler series the
 // socket and resource charts draw, or why there is nothing to draw.
 func twoDownloadSeries(f *files, haveSeries bool) ([]report.Condition, string) {
 	switch {
@@ -340,7 +340,7 @@ func socketCharts(f *files) chartsView {
 		}
 		slices.Sort(times)
 		fig := figure{Name: "sockets-" + c.ID, Title: fmt.Sprintf("%s, run %d", c.ID, run),
-			Caption: "Send plus receive queue per socket hop, summed over the hop's sockets, every probe sample."}
+			Caption: "Send plus receive queue per socket hop, summed over the hop's sockets, every sampler sample."}
 		p := newPlot("time from the load's start (s)", "queued (MiB)")
 		linear(p, true, true)
 		leg := newLegend()
@@ -390,9 +390,9 @@ func tempfileCharts(f *files) chartsView {
 			continue
 		}
 		fig := figure{Name: "tempfiles-" + c.ID, Title: c.ID,
-			Caption: "Logical size of the temp files NGINX holds open under proxy_temp_path, every probe sample, one line per run."}
-		if c.RunsValid > 0 {
-			fig.Caption += fmt.Sprintf(" Peak: median %s MiB, largest run %s MiB.", num(c.TempfilePeakMiB), num(c.TempfilePeakMiBMax))
+			Caption: "Logical size of the temp files NGINX holds open under proxy_temp_path, every sampler sample, one line per run."}
+		if c.TempfilePeakMiB != nil && c.TempfilePeakMiBMax != nil {
+			fig.Caption += fmt.Sprintf(" Peak: median %s MiB, largest run %s MiB.", num(*c.TempfilePeakMiB), num(*c.TempfilePeakMiBMax))
 		}
 		p := newPlot("time from the load's start (s)", "temp files (MiB)")
 		linear(p, true, true)

@@ -17,6 +17,7 @@ import (
 // testEvent is one line of test.json, the `go test -json` stream
 // (cmd/test2json's TestEvent).
 type testEvent struct {
+	Time    string  `json:"Time,omitempty"`
 	Action  string  `json:"Action"`
 	Package string  `json:"Package"`
 	Test    string  `json:"Test"`

@@ -39,6 +39,10 @@ const (
 	gridW  = 6.4 * vg.Inch
 	gridH  = 2.7 * vg.Inch
 	legGap = 6 // points between the plot and its legend
+	// legSlack widens the legend's text beyond gonum's Liberation Sans
+	// metrics: the browser may draw it in a fallback font (DejaVu Sans is
+	// 13 to 25 % wider), and the legend ends at the SVG's right edge.
+	legSlack = 1.3
 )
 
 // palette is Tableau 10: distinct, print-safe, colour-blind friendly.
@@ -433,7 +437,10 @@ func (fig *figure) paint(w, h vg.Length, leg *plot.Legend, plots ...*plot.Plot) 
 	dc.SetColor(color.White)
 	dc.Fill(dc.Rectangle.Path())
 	if leg != nil && leg.Rectangle(dc).Size().X > 0 {
-		lw := leg.Rectangle(dc).Size().X + 2*legGap
+		// The text is left-aligned after the thumbnails: the slack is
+		// room on its right for a wider font.
+		text := leg.Rectangle(dc).Size().X - leg.ThumbnailWidth
+		lw := leg.ThumbnailWidth + text*legSlack + 2*legGap
 		leg.Draw(draw.Crop(dc, w-lw+legGap, 0, 0, -legGap))
 		dc = draw.Crop(dc, 0, -lw, 0, 0)
 	}

@@ -109,14 +109,26 @@ func buildHeader(f *files) header {
 
 type claimsView struct {
 	Missing string
-	Rows    []claimRow
+	// Groups are the article claims, then the harness checks.
+	Groups  []claimGroup
 	Holds   int
 	Fails   int
 	NotEval int
 }
 
+type claimGroup struct {
+	Title, Intro string
+	Rows         []claimRow
+}
+
 type claimRow struct {
 	ID, Text, Verdict, Class, Measured, Threshold, Unit, Needs, Note string
+}
+
+// claimKinds are the verdict kinds in the order the page shows them.
+var claimKinds = []struct{ kind, title, intro string }{
+	{"article", "Article claims", "What the articles state or infer, checked on our measurements."},
+	{"harness", "Harness checks", "Checks of the lab's own instruments: the client's pacing, the byte accounting between client and sockets, and our load generator against ab. They are asserted too, but say nothing about the servers."},
 }
 
 func buildClaims(cs []report.Claim) claimsView {
@@ -124,21 +136,42 @@ func buildClaims(cs []report.Claim) claimsView {
 		return claimsView{Missing: notMeasured}
 	}
 	var v claimsView
+	groups := map[string]*claimGroup{}
+	for _, k := range claimKinds {
+		groups[k.kind] = &claimGroup{Title: k.title, Intro: k.intro}
+	}
 	for _, c := range cs {
 		r := claimRow{ID: c.ID, Text: c.Text, Threshold: c.Threshold, Unit: c.Unit,
-			Needs: strings.Join(c.Needs, ", "), Note: c.Note}
-		switch {
-		case !c.Evaluated:
-			r.Verdict, r.Class, r.Measured = "not evaluated", "skip", "–"
+			Needs: strings.Join(c.Needs, ", "), Note: c.Note, Measured: "–"}
+		switch c.Status {
+		case report.StatusNotRun:
+			r.Verdict, r.Class = "not run", "skip"
 			v.NotEval++
-		case c.Holds:
+		case report.StatusMissing:
+			r.Verdict, r.Class = "missing data", "fail"
+			v.Fails++
+		case report.StatusHolds:
 			r.Verdict, r.Class, r.Measured = "holds", "pass", num(c.Measured)
 			v.Holds++
 		default:
 			r.Verdict, r.Class, r.Measured = "fails", "fail", num(c.Measured)
 			v.Fails++
 		}
-		v.Rows = append(v.Rows, r)
+		g := groups[c.Kind]
+		if g == nil {
+			g = &claimGroup{Title: "Kind " + c.Kind}
+			groups[c.Kind] = g
+		}
+		g.Rows = append(g.Rows, r)
+	}
+	for _, k := range claimKinds {
+		if g := groups[k.kind]; len(g.Rows) > 0 {
+			v.Groups = append(v.Groups, *g)
+		}
+		delete(groups, k.kind)
+	}
+	for _, k := range slices.Sorted(maps.Keys(groups)) {
+		v.Groups = append(v.Groups, *groups[k])
 	}
 	return v
 }
@@ -226,39 +259,23 @@ type waitShares struct {
 	perRun             []string
 }
 
-// waitsOf is, per condition with observed runs, the send shares of the
-// app's most and least blocked worker and of NGINX's most blocked worker
-// in each valid run.
+// waitsOf is, per condition, the send shares of the app's most and least
+// blocked worker and of NGINX's most blocked worker in each valid run, as
+// conditions.json summarized them.
 func waitsOf(f *files) []waitShares {
 	var out []waitShares
 	for _, c := range f.conditions {
 		w := waitShares{id: c.ID}
-		runs := slices.Clone(f.runs)
-		slices.SortStableFunc(runs, func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) })
-		for _, r := range runs {
-			if r.Condition != c.ID || !r.Valid || r.Observed == nil {
-				continue
-			}
-			var app, proxy []float64
-			for _, wk := range r.Observed.Workers {
-				switch wk.Role {
-				case "app":
-					app = append(app, wk.SendShare)
-				case "proxy":
-					proxy = append(proxy, wk.SendShare)
-				}
-			}
-			if len(app) == 0 {
+		for _, r := range c.SendShares {
+			if len(r.App) == 0 {
 				continue
 			}
 			w.runs++
-			lo, hi := stats.Range(app)
-			w.most, w.least = append(w.most, hi), append(w.least, lo)
-			s := fmt.Sprintf("r%d: %s", r.Run, joinPct(app))
-			if len(proxy) > 0 {
-				_, phi := stats.Range(proxy)
-				w.proxy = append(w.proxy, phi)
-				s += " (nginx " + joinPct(proxy) + ")"
+			w.most, w.least = append(w.most, r.App[0]), append(w.least, r.App[len(r.App)-1])
+			s := fmt.Sprintf("r%d: %s", r.Run, joinPct(r.App))
+			if len(r.Proxy) > 0 {
+				w.proxy = append(w.proxy, r.Proxy[0])
+				s += " (nginx " + joinPct(r.Proxy) + ")"
 			}
 			w.perRun = append(w.perRun, s)
 		}
@@ -280,12 +297,12 @@ func joinPct(shares []float64) string {
 }
 
 func buildWaits(f *files) waitsView {
-	if f.runs == nil {
+	if f.conditions == nil {
 		return waitsView{Missing: notMeasured}
 	}
 	ws := waitsOf(f)
 	if len(ws) == 0 {
-		return waitsView{Missing: "no run with the probe's worker states in runs.json"}
+		return waitsView{Missing: "no condition with the sampler's worker states in conditions.json"}
 	}
 	v := waitsView{Chart: waitsChart(ws)}
 	for _, w := range ws {
@@ -401,7 +418,7 @@ func buildEnv(f *files) envView {
 			{"proxy", limits(e.Pod.ProxyLimits.CPUs, e.Pod.ProxyLimits.Memory)},
 			{"client", limits(e.Pod.Client.CPUs, e.Pod.Client.Memory)},
 			{"net.ipv4.tcp_rmem", e.Pod.TCPRmem}, {"net.ipv4.tcp_wmem", e.Pod.TCPWmem},
-			{"probe", fmt.Sprint(e.Pod.Probe)},
+			{"/proc sampler", fmt.Sprint(e.Pod.Sampler)},
 		}},
 	}}
 	for _, role := range slices.Sorted(maps.Keys(e.Inspections)) {

@@ -27,6 +27,7 @@ import (
 
 	dc "github.com/ory/dockertest/v3/docker"
 
+	"wsgilab/bench/internal/report"
 	"wsgilab/fixtures"
 	"wsgilab/wsgiapp"
 )
@@ -45,13 +46,6 @@ type Engine interface {
 	InspectImage(name string) (*dc.Image, error)
 	ImportImage(opts dc.ImportImageOptions) error
 	BuildImage(opts dc.BuildImageOptions) error
-}
-
-// Result says which image a call settled on and what it cost.
-type Result struct {
-	Ref      string        `json:"ref"`
-	Built    bool          `json:"built"`
-	Duration time.Duration `json:"duration_ns"`
 }
 
 // hashFS hashes every file of fsys in path order, names included.
@@ -100,49 +94,49 @@ func BaseRef() (string, error) {
 // EnsureBase finds the base image or builds it: it runs the recipe's
 // build.sh on this machine (root and mmdebstrap needed) and imports the
 // tarball through the Docker API. Build output goes to log.
-func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (Result, error) {
+func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, error) {
 	start := time.Now()
 	ref, err := BaseRef()
 	if err != nil {
-		return Result{}, err
+		return report.Image{}, err
 	}
 	if _, err := eng.InspectImage(ref); err == nil {
-		return Result{Ref: ref, Duration: time.Since(start)}, nil
+		return report.Image{Ref: ref, Duration: time.Since(start)}, nil
 	} else if !errors.Is(err, dc.ErrNoSuchImage) {
-		return Result{}, fmt.Errorf("image: inspect %s: %w", ref, err)
+		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
 	if os.Geteuid() != 0 {
-		return Result{}, fmt.Errorf("image: %s is missing and building it needs root (mmdebstrap); run 'make image' as root", ref)
+		return report.Image{}, fmt.Errorf("image: %s is missing and building it needs root (mmdebstrap); run 'make image' as root", ref)
 	}
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
-		return Result{}, fmt.Errorf("image: %s is missing and mmdebstrap is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
+		return report.Image{}, fmt.Errorf("image: %s is missing and mmdebstrap is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
 	}
 	dir, err := os.MkdirTemp("", "wsgilab-image-")
 	if err != nil {
-		return Result{}, err
+		return report.Image{}, err
 	}
 	defer os.RemoveAll(dir)
 	if err := os.CopyFS(dir, fixtures.Image); err != nil {
-		return Result{}, fmt.Errorf("image: write recipe: %w", err)
+		return report.Image{}, fmt.Errorf("image: write recipe: %w", err)
 	}
 	rootfs := filepath.Join(dir, "rootfs.tar")
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "image", "build.sh"), rootfs)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Run(); err != nil {
-		return Result{}, fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
+		return report.Image{}, fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
 	}
 	f, err := os.Open(rootfs)
 	if err != nil {
-		return Result{}, err
+		return report.Image{}, err
 	}
 	defer f.Close()
 	repo, tag := SplitRef(ref)
 	if err := eng.ImportImage(dc.ImportImageOptions{
 		Repository: repo, Tag: tag, Source: "-", InputStream: f, OutputStream: io.Discard, Context: ctx,
 	}); err != nil {
-		return Result{}, fmt.Errorf("image: docker import %s: %w", ref, err)
+		return report.Image{}, fmt.Errorf("image: docker import %s: %w", ref, err)
 	}
-	return Result{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
 }
 
 // SplitRef splits "repo:tag" (a registry port is not a tag).
@@ -160,7 +154,7 @@ COPY labagent ` + AgentPath + `
 
 // EnsureLab finds or builds the lab image: base plus the WSGI apps and the
 // labagent binary (built for the engine's platform by BuildAgent).
-func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (Result, error) {
+func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (report.Image, error) {
 	start := time.Now()
 	df := fmt.Sprintf(dockerfile, base)
 	tag, err := shortHash(
@@ -169,26 +163,26 @@ func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (Resu
 		func(w io.Writer) error { _, err := w.Write(agent); return err },
 	)
 	if err != nil {
-		return Result{}, fmt.Errorf("image: hash lab layer: %w", err)
+		return report.Image{}, fmt.Errorf("image: hash lab layer: %w", err)
 	}
 	ref := LabRepository + ":" + tag
 	if _, err := eng.InspectImage(ref); err == nil {
-		return Result{Ref: ref, Duration: time.Since(start)}, nil
+		return report.Image{Ref: ref, Duration: time.Since(start)}, nil
 	} else if !errors.Is(err, dc.ErrNoSuchImage) {
-		return Result{}, fmt.Errorf("image: inspect %s: %w", ref, err)
+		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
 	buildCtx, err := labContext(df, agent)
 	if err != nil {
-		return Result{}, err
+		return report.Image{}, err
 	}
 	var out bytes.Buffer
 	if err := eng.BuildImage(dc.BuildImageOptions{
 		Name: ref, InputStream: buildCtx, OutputStream: &out, RmTmpContainer: true, ForceRmTmpContainer: true,
 		Context: ctx,
 	}); err != nil {
-		return Result{}, fmt.Errorf("image: build %s: %w\n%s", ref, err, out.String())
+		return report.Image{}, fmt.Errorf("image: build %s: %w\n%s", ref, err, out.String())
 	}
-	return Result{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
 }
 
 func labContext(df string, agent []byte) (io.Reader, error) {

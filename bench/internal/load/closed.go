@@ -27,7 +27,15 @@ type ClosedSpec struct {
 	N       int           `json:"n"`
 	C       int           `json:"c"`
 	Timeout time.Duration `json:"timeout_ns"`
+	// Burn is a test knob of our generator alone: it spins this long on
+	// the CPU per request, so the generator, not the server, becomes the
+	// bottleneck. It exists to show that the cross-check against ab
+	// catches a slowed generator; no measurement sets it. At most MaxBurn.
+	Burn time.Duration `json:"burn_ns,omitempty"`
 }
+
+// MaxBurn bounds ClosedSpec.Burn.
+const MaxBurn = 100 * time.Millisecond
 
 // Validate names the first malformed field.
 func (s ClosedSpec) Validate() error {
@@ -39,6 +47,9 @@ func (s ClosedSpec) Validate() error {
 	}
 	if s.Timeout <= 0 {
 		return errors.New("load: Timeout must be positive")
+	}
+	if s.Burn < 0 || s.Burn > MaxBurn {
+		return fmt.Errorf("load: Burn %v: want 0 to %v", s.Burn, MaxBurn)
 	}
 	return nil
 }
@@ -91,6 +102,8 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 			buf := make([]byte, 32<<10)
 			for next.Add(1) <= int64(spec.N) {
 				began := time.Now()
+				for spec.Burn > 0 && time.Since(began) < spec.Burn {
+				}
 				kind := oneClosed(ctx, u.Host, req, buf, spec.Timeout, &wantLen)
 				d := time.Since(began)
 				mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -54,4 +55,20 @@ func TestClosedSpecValidate(t *testing.T) {
 	assert.ErrorContains(t, err, "C <= N")
 	err = ClosedSpec{URL: "127.0.0.1:1", N: 1, C: 1, Timeout: time.Second}.Validate()
 	assert.True(t, err != nil && strings.Contains(err.Error(), "http://"))
+}
+
+// The Burn knob makes our generator the bottleneck: each request costs at
+// least Burn of CPU, whatever the server does.
+func TestClosedBurnSlowsTheGenerator(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("ok")) }))
+	defer srv.Close()
+	const n, burn = 40, 3 * time.Millisecond
+	res, err := Closed(context.Background(), ClosedSpec{URL: srv.URL, N: n, C: 4, Timeout: time.Second, Burn: burn})
+	require.NoError(t, err)
+	assert.Zero(t, res.Failed)
+	floor := n * burn / time.Duration(runtime.GOMAXPROCS(0))
+	assert.GreaterOrEqual(t, res.Total, floor, "n x burn spread over the Ps")
+
+	err = ClosedSpec{URL: srv.URL, N: 1, C: 1, Timeout: time.Second, Burn: time.Second}.Validate()
+	assert.ErrorContains(t, err, "Burn 1s: want 0 to 100ms")
 }

@@ -1,12 +1,14 @@
-// Package load is article A's controller and load generator: slow
-// downloads that read through a small receive buffer at a paced rate, and
-// an open-loop prober that sends /fast requests on an absolute schedule.
-// It runs inside the client container (labagent run), so its CPU is the
-// client's 0.20-core budget, as in the article.
+// Package load is the lab's load generators, run inside the client
+// container (labagent), so their CPU is the client's budget. For slow-client
+// conditions (Run): slow downloads that read through a small receive buffer
+// at a paced rate and count their reads, and an open-loop /fast requester
+// that sends its requests on an absolute schedule. For throughput
+// (Closed): a closed loop with ab's semantics, and ab's output parser.
 package load
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"syscall"
 	"time"
@@ -25,10 +28,10 @@ const (
 	DefaultReceiveBuffer    = 8 << 10 // SO_RCVBUF asked for; Linux grants double
 	DefaultReadSize         = 16 << 10
 	DefaultLargeSize        = 16 << 20
-	DefaultProbeRate        = 8 // requests/s
-	DefaultProbeCount       = 72
-	DefaultProbeOffset      = 250 * time.Millisecond
-	DefaultProbeTimeout     = 30 * time.Second
+	DefaultFastRate         = 8 // requests/s
+	DefaultFastCount        = 72
+	DefaultFastOffset       = 250 * time.Millisecond
+	DefaultFastTimeout      = 30 * time.Second
 	DefaultDownloadTimeout  = 60 * time.Second
 	DefaultFastBodyBytes    = 12
 	DefaultBaselineRequests = 72
@@ -53,21 +56,21 @@ type Spec struct {
 	ReadSize        int           `json:"read_size"`
 	DownloadTimeout time.Duration `json:"download_timeout_ns"`
 
-	// FastURL is the probed endpoint; its body must be FastBodyBytes long.
+	// FastURL is the requested endpoint; its body must be FastBodyBytes long.
 	FastURL       string `json:"fast_url"`
 	FastBodyBytes int64  `json:"fast_body_bytes"`
-	// ProbeRate and ProbeCount make the open-loop schedule: request k is
-	// sent at start + ProbeOffset + k/ProbeRate, whatever earlier ones do.
-	ProbeRate   float64       `json:"probe_rate"`
-	ProbeCount  int           `json:"probe_count"`
-	ProbeOffset time.Duration `json:"probe_offset_ns"`
-	// ProbeTimeout bounds one /fast request.
-	ProbeTimeout time.Duration `json:"probe_timeout_ns"`
+	// FastRate and FastCount make the open-loop schedule: request k is
+	// sent at start + FastOffset + k/FastRate, whatever earlier ones do.
+	FastRate   float64       `json:"fast_rate"`
+	FastCount  int           `json:"fast_count"`
+	FastOffset time.Duration `json:"fast_offset_ns"`
+	// FastTimeout bounds one /fast request.
+	FastTimeout time.Duration `json:"fast_timeout_ns"`
 
 	// BaselineRequests, after the load, times that many raw exchanges
 	// with FastURL (connect, write the request, read to EOF; no HTTP
 	// parsing, no scheduler), BaselineGap apart so the CPU quotas refill
-	// as they do between the prober's requests: what the endpoint costs
+	// as they do between the /fast requester's requests: what the endpoint costs
 	// without the harness.
 	BaselineRequests int           `json:"baseline_requests"`
 	BaselineGap      time.Duration `json:"baseline_gap_ns"`
@@ -90,8 +93,8 @@ func NewSpec(base, idPrefix string, opts ...Option) Spec {
 		DownloadRate: DefaultDownloadRate, ReceiveBuffer: DefaultReceiveBuffer, ReadSize: DefaultReadSize,
 		DownloadTimeout: DefaultDownloadTimeout,
 		FastURL:         base + "/fast", FastBodyBytes: DefaultFastBodyBytes,
-		ProbeRate: DefaultProbeRate, ProbeCount: DefaultProbeCount, ProbeOffset: DefaultProbeOffset,
-		ProbeTimeout: DefaultProbeTimeout, BaselineGap: DefaultBaselineGap,
+		FastRate: DefaultFastRate, FastCount: DefaultFastCount, FastOffset: DefaultFastOffset,
+		FastTimeout: DefaultFastTimeout, BaselineGap: DefaultBaselineGap,
 	}
 	for _, o := range opts {
 		o(&s)
@@ -106,10 +109,10 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("load: Downloads %d is negative", s.Downloads)
 	case s.Downloads > 0 && (s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0):
 		return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
-	case s.ProbeCount < 0 || (s.ProbeCount > 0 && s.ProbeRate <= 0):
-		return errors.New("load: ProbeCount must be >= 0 and ProbeRate positive")
-	case s.ProbeTimeout <= 0 || s.DownloadTimeout <= 0:
-		return errors.New("load: ProbeTimeout and DownloadTimeout must be positive")
+	case s.FastCount < 0 || (s.FastCount > 0 && s.FastRate <= 0):
+		return errors.New("load: FastCount must be >= 0 and FastRate positive")
+	case s.FastTimeout <= 0 || s.DownloadTimeout <= 0:
+		return errors.New("load: FastTimeout and DownloadTimeout must be positive")
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if p, err := url.Parse(u); err != nil || p.Scheme != "http" || p.Host == "" {
@@ -142,7 +145,31 @@ type Download struct {
 	// Completion runs from sending the request to having the whole body,
 	// including the pacing wait after the last read.
 	Completion time.Duration `json:"completion_ns"`
-	Error      string        `json:"error,omitempty"`
+	// Reads is the client's own count of the body bytes it had read, after
+	// each read: what is still unread at any instant is measured, not
+	// modelled from the nominal rate.
+	Reads []ReadMark `json:"reads,omitempty"`
+	Error string     `json:"error,omitempty"`
+}
+
+// ReadMark is the body bytes read so far at At, an offset from the run's
+// start.
+type ReadMark struct {
+	At    time.Duration `json:"at_ns"`
+	Bytes int64         `json:"bytes"`
+}
+
+// ReadBy is how many body bytes the client had read at offset t from the
+// run's start, and whether its reads say so (false before the first).
+func (d Download) ReadBy(t time.Duration) (int64, bool) {
+	i, found := slices.BinarySearchFunc(d.Reads, t, func(m ReadMark, t time.Duration) int { return cmp.Compare(m.At, t) })
+	if found {
+		return d.Reads[i].Bytes, true
+	}
+	if i == 0 {
+		return 0, false
+	}
+	return d.Reads[i-1].Bytes, true
 }
 
 // Complete is a 200 with the whole body and no error.
@@ -150,8 +177,8 @@ func (d Download) Complete() bool {
 	return d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
 }
 
-// Probe is one /fast request's outcome.
-type Probe struct {
+// FastRequest is one /fast request's outcome.
+type FastRequest struct {
 	Seq int `json:"seq"`
 	// Scheduled is the planned send time, Lag how late it really started,
 	// both from the run's start.
@@ -165,7 +192,7 @@ type Probe struct {
 }
 
 // OK is a 200 with the full body.
-func (p Probe) OK(want int64) bool {
+func (p FastRequest) OK(want int64) bool {
 	return p.Error == "" && p.Status == http.StatusOK && p.Bytes == want
 }
 
@@ -173,15 +200,15 @@ func (p Probe) OK(want int64) bool {
 type Result struct {
 	Spec Spec `json:"spec"`
 	// StartUnixNano anchors the offsets to the shared wall clock, so the
-	// harness can line them up with the app's and the probes' records.
+	// harness can line them up with the app's and the sampler's records.
 	StartUnixNano int64         `json:"start_unix_ns"`
 	Downloads     []Download    `json:"downloads"`
-	Probes        []Probe       `json:"probes"`
-	Baseline      []Probe       `json:"baseline,omitempty"`
+	Fast          []FastRequest `json:"fast"`
+	Baseline      []FastRequest `json:"baseline,omitempty"`
 	Elapsed       time.Duration `json:"elapsed_ns"`
 }
 
-// Run performs spec: the downloads start at once, the prober ProbeOffset
+// Run performs spec: the downloads start at once, the /fast requests FastOffset
 // later; it returns when every request has ended.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := spec.Validate(); err != nil {
@@ -189,7 +216,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	start := time.Now()
 	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
-		Downloads: make([]Download, spec.Downloads), Probes: make([]Probe, spec.ProbeCount)}
+		Downloads: make([]Download, spec.Downloads), Fast: make([]FastRequest, spec.FastCount)}
 	var wg sync.WaitGroup
 	for k := range spec.Downloads {
 		wg.Add(1)
@@ -200,15 +227,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	// Every request waits in its own goroutine for its slot, so no send
 	// depends on an earlier one (open loop) nor on a goroutine's start-up.
-	probeStart := start.Add(spec.ProbeOffset)
-	interval := time.Duration(float64(time.Second) / max(spec.ProbeRate, 1e-9))
-	for k := range spec.ProbeCount {
-		due := probeStart.Add(time.Duration(k) * interval)
+	fastStart := start.Add(spec.FastOffset)
+	interval := time.Duration(float64(time.Second) / max(spec.FastRate, 1e-9))
+	for k := range spec.FastCount {
+		due := fastStart.Add(time.Duration(k) * interval)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			waitUntil(due)
-			res.Probes[k] = probe(ctx, spec, k, start, due)
+			res.Fast[k] = fastRequest(ctx, spec, k, start, due)
 		}()
 	}
 	wg.Wait()
@@ -231,10 +258,10 @@ func waitUntil(due time.Time) {
 	}
 }
 
-func probe(ctx context.Context, spec Spec, seq int, runStart, due time.Time) Probe {
+func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time) FastRequest {
 	began := time.Now()
-	p := Probe{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
-	ctx, cancel := context.WithTimeout(ctx, spec.ProbeTimeout)
+	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
+	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	status, n, err := exchange(ctx, spec.FastURL, "", nil, nil)
 	p.Latency = time.Since(began)
@@ -249,13 +276,13 @@ func probe(ctx context.Context, spec Spec, seq int, runStart, due time.Time) Pro
 }
 
 // plainDialer dials without TCP keep-alive: Go's default sets three socket
-// options per connection for probes that a request of a few milliseconds
+// options per connection for /fast requests that a request of a few milliseconds
 // never sends, and the lab's clients open thousands of connections.
 var plainDialer = &net.Dialer{KeepAlive: -1}
 
 // rawExchange is the baseline: the least a client can do to get /fast.
-func rawExchange(ctx context.Context, spec Spec, seq int) Probe {
-	p := Probe{Seq: seq}
+func rawExchange(ctx context.Context, spec Spec, seq int) FastRequest {
+	p := FastRequest{Seq: seq}
 	u, err := url.Parse(spec.FastURL)
 	if err != nil {
 		p.Error = err.Error()
@@ -263,7 +290,7 @@ func rawExchange(ctx context.Context, spec Spec, seq int) Probe {
 	}
 	req := []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n\r\n")
 	buf := make([]byte, 4096)
-	ctx, cancel := context.WithTimeout(ctx, spec.ProbeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	began := time.Now()
 	conn, err := plainDialer.DialContext(ctx, "tcp", u.Host)
@@ -305,7 +332,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
 			d.LocalPort = a.Port
 		}
-		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize}
+		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
 		return pc
 	})
 	d.Status, d.Bytes = status, n
@@ -314,6 +341,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		d.FirstByte = pc.t0.Sub(sent)
 		d.FirstByteAt = pc.t0.Sub(runStart)
 		d.Completion = time.Since(sent)
+		d.Reads = bodyMarks(pc.marks, pc.total-n)
 	}
 	if err == nil && n != spec.LargeSize {
 		err = fmt.Errorf("body is %d bytes, want %d", n, spec.LargeSize)
@@ -395,6 +423,10 @@ type pacedConn struct {
 	started bool
 	t0      time.Time
 	total   int64
+	// runStart anchors marks; marks count the bytes read from the socket
+	// (headers included) after each read.
+	runStart time.Time
+	marks    []ReadMark
 }
 
 func (p *pacedConn) due() time.Time {
@@ -413,7 +445,19 @@ func (p *pacedConn) Read(b []byte) (int, error) {
 		p.started, p.t0 = true, time.Now()
 	}
 	p.total += int64(n)
+	if n > 0 {
+		p.marks = append(p.marks, ReadMark{At: time.Since(p.runStart), Bytes: p.total})
+	}
 	return n, err
+}
+
+// bodyMarks turns socket-level marks into body bytes by taking off the
+// response header's length.
+func bodyMarks(marks []ReadMark, header int64) []ReadMark {
+	for i := range marks {
+		marks[i].Bytes = max(0, marks[i].Bytes-header)
+	}
+	return marks
 }
 
 // finish waits out the pacing after the last read, as the article's

@@ -34,7 +34,7 @@ func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
 	spec := NewSpec(srv.URL, "t", WithDownloads(1))
 	spec.LargeSize = size
 	spec.DownloadRate = 2 << 20 // 512 KiB at 2 MiB/s: 250 ms
-	spec.ProbeCount, spec.ProbeRate, spec.ProbeOffset = 8, 40, 10*time.Millisecond
+	spec.FastCount, spec.FastRate, spec.FastOffset = 8, 40, 10*time.Millisecond
 
 	res, err := Run(context.Background(), spec)
 	require.NoError(t, err)
@@ -45,9 +45,17 @@ func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
 	assert.Equal(t, []string{"t-dl1"}, *ids)
 	assert.InDelta(t, 0.25, d.Completion.Seconds(), 0.05, "paced completion")
 	assert.Equal(t, 2*DefaultReceiveBuffer, d.ReceiveBufferGranted, "Linux doubles SO_RCVBUF")
+	// The client counts its own reads: body bytes only, rising to the size.
+	require.NotEmpty(t, d.Reads)
+	assert.EqualValues(t, size, d.Reads[len(d.Reads)-1].Bytes, "the last read completes the body")
+	got, ok := d.ReadBy(d.Reads[len(d.Reads)/2].At)
+	assert.True(t, ok)
+	assert.Less(t, got, int64(size), "half way through, part of the body is unread")
+	_, ok = d.ReadBy(0)
+	assert.False(t, ok, "nothing is known before the first read")
 
-	require.Len(t, res.Probes, 8)
-	for k, p := range res.Probes {
+	require.Len(t, res.Fast, 8)
+	for k, p := range res.Fast {
 		assert.True(t, p.OK(12), "%+v", p)
 		assert.Equal(t, 10*time.Millisecond+time.Duration(k)*25*time.Millisecond, p.Scheduled)
 		assert.GreaterOrEqual(t, p.Lag, time.Duration(0), "never early")
@@ -58,7 +66,7 @@ func TestRunReportsAShortBody(t *testing.T) {
 	srv, _ := server(t, 1000)
 	spec := NewSpec(srv.URL, "t", WithDownloads(1))
 	spec.LargeSize = 2000
-	spec.ProbeCount = 0
+	spec.FastCount = 0
 	res, err := Run(context.Background(), spec)
 	require.NoError(t, err)
 	assert.False(t, res.Downloads[0].Complete())

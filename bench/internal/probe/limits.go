@@ -1,7 +1,10 @@
-// Package probe reads kernel state from inside the lab's namespaces: the
-// cgroup limits a container runs under and the network namespace's sysctls.
-// Every reader takes a root path, so unit tests read fixture trees under
-// fixtures/ where the real code reads / inside a container.
+// Package probe reads kernel state from inside a pod's namespaces, and is
+// the /proc sampler: rooted readers of cgroup limits and usage, the network
+// namespace's sysctls, NGINX's temp files, TCP queues per socket hop and
+// each worker thread's wait, and Sample, which reads them all every
+// interval (labagent probe, in the pod's sampler container). Every reader
+// takes a root path, so unit tests read fixture trees under fixtures/ where
+// the real code reads / inside a container.
 package probe
 
 import (

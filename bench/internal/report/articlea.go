@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
-	"wsgilab/bench/internal/stats"
 	"wsgilab/fixtures"
 )
 
@@ -111,7 +109,16 @@ type Download struct {
 // Condition is one condition over its valid runs: an element of
 // conditions.json, with the article's figure beside each of ours.
 type Condition struct {
-	ID                string    `json:"id"`
+	ID string `json:"id"`
+	// Server, Path, Downloads, BodyBytes, ReadRate and TCPProfile are the
+	// condition's parameters.
+	Server     string  `json:"server"`
+	Path       string  `json:"path"`
+	Downloads  int     `json:"downloads"`
+	BodyBytes  int64   `json:"body_bytes"`
+	ReadRate   float64 `json:"read_rate_bytes_per_s"`
+	TCPProfile string  `json:"tcp_profile"`
+
 	RunsValid         int       `json:"runs_valid"`
 	RunsTotal         int       `json:"runs_total"`
 	P95Ms             float64   `json:"p95_ms"` // median of the runs' p95
@@ -128,21 +135,27 @@ type Condition struct {
 	DownloadsComplete int       `json:"downloads_complete"`
 	DownloadsTotal    int       `json:"downloads_total"`
 
-	// What the probe saw, as medians over valid runs: NGINX's temp-file
-	// peak (and its largest run), the app's CPU, the app workers' send
-	// shares (the least and the most blocked worker of each run), the
-	// share of the downloads in which the app's send queue held data, and
-	// the worst mismatch between queued and unread bytes at write end.
-	TempfilePeakMiB       float64            `json:"tempfile_peak_mib"`
-	TempfilePeakMiBMax    float64            `json:"tempfile_peak_mib_max"`
-	AppCPUPercent         float64            `json:"app_cpu_percent"`
+	// What the /proc sampler saw, as medians over valid runs: NGINX's
+	// temp-file peak (and its largest run), the app's CPU, the app
+	// workers' send shares (the least and the most blocked worker of each
+	// run), the share of the downloads in which the app's send queue held
+	// data, and the worst mismatch between queued and unread bytes at
+	// write end. A nil figure was not observed in every valid run: a
+	// verdict that reads it fails as missing data, never holds.
+	TempfilePeakMiB       *float64           `json:"tempfile_peak_mib"`
+	TempfilePeakMiBMax    *float64           `json:"tempfile_peak_mib_max"`
+	AppCPUPercent         *float64           `json:"app_cpu_percent"`
 	ThrottledShare        map[string]float64 `json:"throttled_share"`
-	AppWorkerSendShareMin float64            `json:"app_worker_send_share_min"`
-	AppWorkerSendShareMax float64            `json:"app_worker_send_share_max"`
-	AppSendQBusyShare     float64            `json:"app_send_q_busy_share"`
+	AppWorkerSendShareMin *float64           `json:"app_worker_send_share_min"`
+	AppWorkerSendShareMax *float64           `json:"app_worker_send_share_max"`
+	// SendShares are each valid run's workers' send shares, app and
+	// NGINX, as the report's waits table shows them.
+	SendShares        []RunSendShares `json:"send_shares"`
+	AppSendQBusyShare *float64        `json:"app_send_q_busy_share"`
 	// WriteEndMismatchMax is max |queued - unread| / unread over the
-	// downloads at their write end (direct paths only).
-	WriteEndMismatchMax float64 `json:"write_end_mismatch_max"`
+	// downloads at their write end (direct paths only), unread counted
+	// from the client's own reads.
+	WriteEndMismatchMax *float64 `json:"write_end_mismatch_max"`
 
 	ArticleP95Ms       float64   `json:"article_p95_ms"`
 	ArticleP95MsRange  []float64 `json:"article_p95_ms_range,omitempty"`
@@ -150,47 +163,19 @@ type Condition struct {
 	ArticleCompletionS float64   `json:"article_completion_s,omitempty"`
 }
 
-// Summarize folds one condition's runs, in the article's way: per run the
-// p95 by nearest rank; per condition the median of the valid runs' values.
-func Summarize(id string, runs []Run, ref ArticleValue) Condition {
-	c := Condition{ID: id, RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
-		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{}}
-	var p50, maxs, writes, completions []float64
-	for _, r := range runs {
-		c.RequestsOK += r.RequestsOK
-		c.RequestsTotal += r.RequestsTotal
-		c.DownloadsComplete += r.DownloadsComplete
-		c.DownloadsTotal += r.DownloadsTotal
-		if !r.Valid {
-			continue
-		}
-		c.RunsValid++
-		c.P95MsRuns = append(c.P95MsRuns, r.P95Ms)
-		p50 = append(p50, r.P50Ms)
-		maxs = append(maxs, r.MaxMs)
-		c.LagMaxMs = max(c.LagMaxMs, r.LagMaxMs)
-		if r.DownloadsTotal > 0 {
-			writes = append(writes, r.WriteS)
-			completions = append(completions, r.CompletionS)
-		}
-	}
-	c.summarizeObserved(runs)
-	c.P95Ms = stats.Median(c.P95MsRuns)
-	c.P95MsMin, c.P95MsMax = stats.Range(c.P95MsRuns)
-	c.P50Ms = stats.Median(p50)
-	c.MaxMs = stats.Median(maxs)
-	c.WriteS = stats.Median(writes)
-	c.CompletionS = stats.Median(completions)
-	return c
-}
-
-// Claim is one of the articles' claims checked on our measurements: an
-// element of claims.json.
+// Claim is one verdict checked on our measurements: an element of
+// claims.json.
 type Claim struct {
-	ID   string `json:"id"`
+	ID string `json:"id"`
+	// Kind is "article" (what an article states or infers) or "harness"
+	// (a check of the lab's own instruments).
+	Kind string `json:"kind"`
 	Text string `json:"text"`
-	// Holds is the verdict; Evaluated is false when a condition the claim
-	// needs was not run (e.g. go test -run picked one condition).
+	// Status is holds, fails, missing (a condition it reads ran, but a
+	// value it needs is missing or empty: a failure) or not-run (a
+	// condition it reads did not run, e.g. go test -run picked others).
+	Status string `json:"status"`
+	// Holds is the verdict; Evaluated is false for missing and not-run.
 	Holds     bool     `json:"holds"`
 	Evaluated bool     `json:"evaluated"`
 	Measured  float64  `json:"measured"`
@@ -199,6 +184,14 @@ type Claim struct {
 	Needs     []string `json:"needs"`
 	Note      string   `json:"note,omitempty"`
 }
+
+// The statuses of a Claim.
+const (
+	StatusHolds   = "holds"
+	StatusFails   = "fails"
+	StatusMissing = "missing"
+	StatusNotRun  = "not-run"
+)
 
 // JSONLines is a Reporter of one JSON document per line.
 func JSONLines[T any](rows []T) Reporter {
@@ -271,43 +264,13 @@ func NewSeries(start time.Time, runs []Run) Series {
 	return s
 }
 
-func (c *Condition) summarizeObserved(runs []Run) {
-	var peaks, cpu, sendMin, sendMax, busy []float64
-	throttled := map[string][]float64{}
-	for _, r := range runs {
-		o := r.Observed
-		if !r.Valid || o == nil {
-			continue
-		}
-		peaks = append(peaks, o.TempfilePeakMiB)
-		cpu = append(cpu, o.Resources["app"].CPUPercent)
-		for role, res := range o.Resources {
-			throttled[role] = append(throttled[role], res.ThrottledShare)
-		}
-		lo, hi := 1.0, 0.0
-		for _, w := range o.Workers {
-			if w.Role == "app" {
-				lo, hi = min(lo, w.SendShare), max(hi, w.SendShare)
-			}
-		}
-		sendMin, sendMax = append(sendMin, lo), append(sendMax, hi)
-		if r.DownloadsTotal > 0 {
-			busy = append(busy, o.AppSendQBusyShare)
-		}
-		for _, q := range o.AtWriteEnd {
-			if q.OwnSockets && q.UnreadBytes > 0 {
-				c.WriteEndMismatchMax = max(c.WriteEndMismatchMax,
-					math.Abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
-			}
-		}
-	}
-	c.TempfilePeakMiB = stats.Median(peaks)
-	_, c.TempfilePeakMiBMax = stats.Range(peaks)
-	c.AppCPUPercent = stats.Median(cpu)
-	c.AppWorkerSendShareMin, c.AppWorkerSendShareMax = stats.Median(sendMin), stats.Median(sendMax)
-	c.AppSendQBusyShare = stats.Median(busy)
-	c.ThrottledShare = map[string]float64{}
-	for role, v := range throttled {
-		c.ThrottledShare[role] = stats.Median(v)
-	}
+// RunSendShares are one run's workers' send shares, each sorted from the
+// most blocked down.
+type RunSendShares struct {
+	Run   int       `json:"run"`
+	App   []float64 `json:"app"`
+	Proxy []float64 `json:"proxy,omitempty"`
 }
+
+// Float is a pointer to v, for the optional figures of Condition.
+func Float(v float64) *float64 { return &v }

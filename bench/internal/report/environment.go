@@ -3,24 +3,23 @@ package report
 import (
 	"time"
 
-	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
-	"wsgilab/bench/internal/stack"
 )
 
 // Environment is environment.json: where and with what a series ran.
 type Environment struct {
-	GeneratedAt time.Time      `json:"generated_at"`
-	GitCommit   string         `json:"git_commit"`
-	GitDirty    bool           `json:"git_dirty"`
-	GoVersion   string         `json:"go_version"`
-	Docker      Docker         `json:"docker"`
-	BaseImage   image.Result   `json:"base_image"`
-	LabImage    image.Result   `json:"lab_image"`
-	Versions    stack.Versions `json:"versions"`
+	GeneratedAt time.Time `json:"generated_at"`
+	GitCommit   string    `json:"git_commit"`
+	GitDirty    bool      `json:"git_dirty"`
+	GoVersion   string    `json:"go_version"`
+	Docker      Docker    `json:"docker"`
+	BaseImage   Image     `json:"base_image"`
+	LabImage    Image     `json:"lab_image"`
+	Versions    Versions  `json:"versions"`
 	// Pod is the default pod's configuration and what its containers
 	// read back from inside: limits per container, namespace sysctls.
-	Pod         stack.Config                `json:"pod"`
+	Pod         podspec.Config              `json:"pod"`
 	Inspections map[string]probe.Inspection `json:"inspections,omitempty"`
 }
 
@@ -35,4 +34,26 @@ type Docker struct {
 	MemTotal      int64  `json:"mem_total_bytes"`
 	StorageDriver string `json:"storage_driver"`
 	CgroupDriver  string `json:"cgroup_driver"`
+}
+
+// Versions are what the lab image really contains, read back by running it.
+type Versions struct {
+	Python   string `json:"python"`
+	Gunicorn string `json:"gunicorn"`
+	Nginx    string `json:"nginx"`
+	UWSGI    string `json:"uwsgi"`
+	Django   string `json:"django"`
+	Gevent   string `json:"gevent"`
+	// Packages maps every Debian package in the image to its version.
+	Packages map[string]string `json:"packages"`
+	// CPUModel is the processor as a container sees it (not namespaced),
+	// read here so a remote engine reports its own.
+	CPUModel string `json:"cpu_model"`
+}
+
+// Image is a lab image and how this series got it.
+type Image struct {
+	Ref      string        `json:"ref"`
+	Built    bool          `json:"built"`
+	Duration time.Duration `json:"duration_ns"`
 }

@@ -1,7 +1,7 @@
-// Package stack starts article A's topology in containers: a WSGI server,
-// optionally NGINX in front of it, and a client, all in ONE network
-// namespace (and PID namespace), talking over 127.0.0.1 as the article's
-// processes did. No port is published and no bridge is in the path.
+// Package stack starts a pod described by podspec in containers: a WSGI
+// or ASGI server, optionally NGINX in front of it, a client and the /proc
+// sampler, all in ONE network namespace (and PID namespace), talking over
+// 127.0.0.1. No port is published and no bridge is in the path.
 //
 // The namespaces belong to a small holder container (like a Kubernetes
 // pod's pause container), so each part can carry its own CPU and memory
@@ -11,11 +11,8 @@ package stack
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"testing"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -23,8 +20,8 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
-	"wsgilab/nginxconf"
 	"wsgilab/wsgiapp"
 )
 
@@ -32,196 +29,30 @@ import (
 // what a crashed one left behind.
 const Label = "wsgilab"
 
-// Defaults of Config, from article A's resource table.
-const (
-	DefaultCPUPeriod = 10 * time.Millisecond
-	DefaultAppCPUs   = 0.25
-	DefaultAppMemory = 128 << 20
-	// DefaultProxyCPUs and DefaultProxyMemory limit NGINX.
-	DefaultProxyCPUs   = 0.20
-	DefaultProxyMemory = 96 << 20
-	// DefaultClientCPUs and DefaultClientMemory limit the load generator.
-	DefaultClientCPUs   = 0.20
-	DefaultClientMemory = 128 << 20
-	// DefaultTCPRmem and DefaultTCPWmem are stock Linux values, pinned so
-	// results do not depend on the host's tuning.
-	DefaultTCPRmem = "4096 131072 6291456"
-	DefaultTCPWmem = "4096 16384 4194304"
-	// DefaultReadyWait bounds the wait for the first 200 from /fast.
-	DefaultReadyWait = 30 * time.Second
-	// AppPort is where the WSGI server listens on 127.0.0.1.
-	AppPort = 8000
-	// WritesLog is the app's write-duration log inside the app container.
-	WritesLog = "/tmp/lab-writes.jsonl"
-)
-
-// Limits are one container's CPU quota and memory limit.
-type Limits struct {
-	// CPUs is the CFS quota as a share of one core per Config.CPUPeriod.
-	CPUs float64 `json:"cpus"`
-	// Memory is the memory limit in bytes; swap is not allowed on top.
-	Memory int64 `json:"memory_bytes"`
-	// Cpuset pins the container to these CPUs ("0", "1-2"); empty lets it
-	// run anywhere.
-	Cpuset string `json:"cpuset,omitempty"`
-}
-
-// Server is the WSGI server's command line in the app container.
-type Server struct {
-	// ID names the server and worker model, e.g. "gunicorn-sync-2".
-	ID string `json:"id"`
-	// Cmd runs in wsgiapp.Dir and listens on 127.0.0.1:AppPort.
-	Cmd []string `json:"cmd"`
-	// Env is added to the app container's environment.
-	Env []string `json:"env,omitempty"`
-}
-
-// GunicornSync is article A's main server: `workers` sync workers.
-func GunicornSync(workers int) Server {
-	return Server{
-		ID: fmt.Sprintf("gunicorn-sync-%d", workers),
-		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
-			"--worker-class", "sync", "--workers", strconv.Itoa(workers), "app:application"},
-	}
-}
-
-// GunicornGthread is article A's supplementary server: one process per
-// `workers` with `threads` threads each.
-func GunicornGthread(workers, threads int) Server {
-	return Server{
-		ID: fmt.Sprintf("gunicorn-gthread-%dx%d", workers, threads),
-		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
-			"--worker-class", "gthread", "--workers", strconv.Itoa(workers), "--threads", strconv.Itoa(threads),
-			"app:application"},
-	}
-}
-
-// Config is one pod's setup. Its zero value is not usable; New fills the
-// defaults.
-type Config struct {
-	// Image is the lab image reference (image.EnsureLab).
-	Image string `json:"image"`
-	// Server runs in the app container.
-	Server Server `json:"server"`
-	// Proxy, when set, puts NGINX in front; clients then talk to it.
-	Proxy *nginxconf.Config `json:"proxy,omitempty"`
-	// CPUPeriod is the CFS period of every limited container.
-	CPUPeriod time.Duration `json:"cpu_period_ns"`
-	// App, ProxyLimits and Client limit the three containers.
-	App         Limits `json:"app"`
-	ProxyLimits Limits `json:"proxy_limits"`
-	Client      Limits `json:"client"`
-	// TCPRmem and TCPWmem are pinned as net.ipv4.tcp_rmem and tcp_wmem in
-	// the shared network namespace: "MIN DEFAULT MAX" in bytes.
-	TCPRmem string `json:"tcp_rmem"`
-	TCPWmem string `json:"tcp_wmem"`
-	// ReadyWait bounds how long Start waits for /fast to answer 200.
-	ReadyWait time.Duration `json:"ready_wait_ns"`
-	// Probe adds the probe container: it joins the namespaces with
-	// CAP_SYS_PTRACE to read the others' /proc, in its own cgroup with no
-	// CPU quota, so sampling never eats a measured container's budget.
-	Probe bool `json:"probe"`
-}
-
-// Option changes a Config.
-type Option func(*Config)
-
-// WithServer sets the WSGI server.
-func WithServer(s Server) Option { return func(c *Config) { c.Server = s } }
-
-// WithProxy puts NGINX with p in front of the server; nil removes it.
-func WithProxy(p *nginxconf.Config) Option { return func(c *Config) { c.Proxy = p } }
-
-// WithAppLimits, WithProxyLimits and WithClientLimits set one container's limits.
-func WithAppLimits(l Limits) Option    { return func(c *Config) { c.App = l } }
-func WithProxyLimits(l Limits) Option  { return func(c *Config) { c.ProxyLimits = l } }
-func WithClientLimits(l Limits) Option { return func(c *Config) { c.Client = l } }
-
-// WithProbe adds or leaves out the probe container.
-func WithProbe(on bool) Option { return func(c *Config) { c.Probe = on } }
-
-// WithTCPMem pins tcp_rmem and tcp_wmem.
-func WithTCPMem(rmem, wmem string) Option {
-	return func(c *Config) { c.TCPRmem, c.TCPWmem = rmem, wmem }
-}
-
-// New returns the article's defaults for imageRef, changed by opts.
-func New(imageRef string, opts ...Option) Config {
-	c := Config{
-		Image:       imageRef,
-		Server:      GunicornSync(2),
-		CPUPeriod:   DefaultCPUPeriod,
-		App:         Limits{CPUs: DefaultAppCPUs, Memory: DefaultAppMemory},
-		ProxyLimits: Limits{CPUs: DefaultProxyCPUs, Memory: DefaultProxyMemory},
-		Client:      Limits{CPUs: DefaultClientCPUs, Memory: DefaultClientMemory},
-		TCPRmem:     DefaultTCPRmem,
-		TCPWmem:     DefaultTCPWmem,
-		ReadyWait:   DefaultReadyWait,
-		Probe:       true,
-	}
-	for _, o := range opts {
-		o(&c)
-	}
-	return c
-}
-
-// Validate names the first malformed setting and the form it takes.
-func (c Config) Validate() error {
-	if c.Image == "" {
-		return errors.New("stack: no image; call image.EnsureLab first")
-	}
-	if len(c.Server.Cmd) == 0 {
-		return errors.New("stack: no server command; use WithServer(GunicornSync(2)) or similar")
-	}
-	if c.CPUPeriod < time.Millisecond || c.CPUPeriod > time.Second {
-		return fmt.Errorf("stack: CPUPeriod %v must be between 1ms and 1s (the kernel's CFS bounds)", c.CPUPeriod)
-	}
-	for name, l := range map[string]Limits{"app": c.App, "proxy": c.ProxyLimits, "client": c.Client} {
-		if quota := time.Duration(l.CPUs * float64(c.CPUPeriod)); quota < time.Millisecond {
-			return fmt.Errorf("stack: %s CPUs %.3g gives a quota of %v per %v period; the kernel needs at least 1ms", name, l.CPUs, quota, c.CPUPeriod)
-		}
-		if l.Memory < 6<<20 {
-			return fmt.Errorf("stack: %s memory %d bytes is below Docker's 6 MiB minimum", name, l.Memory)
-		}
-	}
-	for name, v := range map[string]string{"TCPRmem": c.TCPRmem, "TCPWmem": c.TCPWmem} {
-		f := strings.Fields(v)
-		ok := len(f) == 3
-		var n [3]int64
-		for i := 0; ok && i < 3; i++ {
-			var err error
-			n[i], err = strconv.ParseInt(f[i], 10, 64)
-			ok = err == nil && n[i] > 0
-		}
-		if !ok || n[0] > n[1] || n[1] > n[2] {
-			return fmt.Errorf("stack: %s %q must be three byte counts MIN <= DEFAULT <= MAX, e.g. %q", name, v, DefaultTCPRmem)
-		}
-	}
-	if c.Proxy != nil {
-		if err := c.Proxy.Validate(); err != nil {
-			return err
-		}
-	}
-	if c.ReadyWait <= 0 {
-		return errors.New("stack: ReadyWait must be positive")
-	}
-	return nil
+// TB is what Start needs of a test or benchmark: testing.TB satisfies it,
+// and so can a command's own runner, which need not link package testing.
+type TB interface {
+	Helper()
+	Cleanup(func())
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
 }
 
 // Pod is a started topology. Containers are purged by the test's cleanup.
 type Pod struct {
-	Config Config
+	Config podspec.Config
 	pool   *dockertest.Pool
 	// Holder owns the network and PID namespaces; App, Proxy (nil when
-	// direct), Client and Probe (nil unless Config.Probe) join them.
-	Holder, App, Proxy, Client, Probe *dockertest.Resource
-	probeRuns                         int
+	// direct), Client and Sampler (nil unless Config.Sampler) join them.
+	Holder, App, Proxy, Client, Sampler *dockertest.Resource
+	samplerRuns                         int
 }
 
 // Start starts the pod described by c and waits until the client gets a
 // 200 from /fast through the pod's entry point. Any failure ends the test
 // with the cause and the failing container's log.
-func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
+func Start(t TB, pool *dockertest.Pool, c podspec.Config) *Pod {
 	t.Helper()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -240,7 +71,7 @@ func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
 
 	p.App = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
-		Env: append([]string{"LAB_WRITES_LOG=" + WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: labels("app"),
+		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: labels("app"),
 	}, p.join, p.limit(c.App))
 
 	if c.Proxy != nil {
@@ -261,11 +92,11 @@ func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
 		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("client"),
 	}, p.join, p.limit(c.Client))
 
-	if c.Probe {
-		p.Probe = p.run(t, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("probe"),
+	if c.Sampler {
+		p.Sampler = p.run(t, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("sampler"),
 			CapAdd: []string{"SYS_PTRACE"},
-		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultProbeMemory, DefaultProbeMemory })
+		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultSamplerMemory, DefaultSamplerMemory })
 	}
 
 	if err := p.waitReady(); err != nil {
@@ -274,8 +105,8 @@ func Start(t testing.TB, pool *dockertest.Pool, c Config) *Pod {
 	return p
 }
 
-// DefaultProbeMemory limits the probe container; its CPU is not limited.
-const DefaultProbeMemory = 256 << 20
+// DefaultSamplerMemory limits the sampler container; its CPU is not limited.
+const DefaultSamplerMemory = 256 << 20
 
 // NginxConfPath is where the rendered config lands in the proxy container.
 const NginxConfPath = "/tmp/nginx.conf"
@@ -286,7 +117,7 @@ func labels(role string) map[string]string {
 
 // run creates one container and registers its purge before anything else
 // can fail.
-func (p *Pod) run(t testing.TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) *dockertest.Resource {
+func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) *dockertest.Resource {
 	t.Helper()
 	r, err := p.pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
 		// dockertest publishes ports by default; the lab publishes none.
@@ -308,7 +139,7 @@ func (p *Pod) join(hc *dc.HostConfig) {
 	hc.PidMode = "container:" + p.Holder.Container.ID
 }
 
-func (p *Pod) limit(l Limits) func(*dc.HostConfig) {
+func (p *Pod) limit(l podspec.Limits) func(*dc.HostConfig) {
 	return func(hc *dc.HostConfig) {
 		period := p.Config.CPUPeriod.Microseconds()
 		hc.CPUPeriod = period
@@ -328,7 +159,7 @@ func (p *Pod) URL(path string) string {
 
 // AppURL is path at the WSGI server itself.
 func (p *Pod) AppURL(path string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", AppPort, path)
+	return fmt.Sprintf("http://127.0.0.1:%d%s", podspec.AppPort, path)
 }
 
 func (p *Pod) waitReady() error {
@@ -428,7 +259,7 @@ type WriteRecord struct {
 
 // Writes reads the app's write records, keyed by X-Lab-Id.
 func (p *Pod) Writes() (map[string]WriteRecord, error) {
-	out, err := p.Exec(p.App, "sh", "-c", "cat "+WritesLog+" 2>/dev/null || true")
+	out, err := p.Exec(p.App, "sh", "-c", "cat "+podspec.WritesLog+" 2>/dev/null || true")
 	if err != nil {
 		return nil, err
 	}

@@ -11,22 +11,8 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/report"
 )
-
-// Versions are what the lab image really contains, read back by running it.
-type Versions struct {
-	Python   string `json:"python"`
-	Gunicorn string `json:"gunicorn"`
-	Nginx    string `json:"nginx"`
-	UWSGI    string `json:"uwsgi"`
-	Django   string `json:"django"`
-	Gevent   string `json:"gevent"`
-	// Packages maps every Debian package in the image to its version.
-	Packages map[string]string `json:"packages"`
-	// CPUModel is the processor as a container sees it (not namespaced),
-	// read here so a remote engine reports its own.
-	CPUModel string `json:"cpu_model"`
-}
 
 const versionScript = `set -e
 echo "python=$(python3 -c 'import platform; print(platform.python_version())')"
@@ -42,33 +28,33 @@ sed 's/^/pkg:/' /etc/lab-image-packages
 var nginxVersion = regexp.MustCompile(`nginx/(\S+)`)
 
 // ReadVersions runs ref once and asks each component for its version.
-func ReadVersions(pool *dockertest.Pool, ref string) (Versions, error) {
+func ReadVersions(pool *dockertest.Pool, ref string) (report.Versions, error) {
 	repo, tag := image.SplitRef(ref)
 	r, err := pool.RunWithOptions(&dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript}, Labels: labels("versions"),
 	}, func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
 	if err != nil {
-		return Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
+		return report.Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
 	}
 	defer pool.Purge(r)
 	code, err := pool.Client.WaitContainer(r.Container.ID)
 	if err != nil {
-		return Versions{}, err
+		return report.Versions{}, err
 	}
 	var out bytes.Buffer
 	if err := pool.Client.Logs(dc.LogsOptions{
 		Container: r.Container.ID, OutputStream: &out, ErrorStream: &out, Stdout: true, Stderr: true,
 	}); err != nil {
-		return Versions{}, err
+		return report.Versions{}, err
 	}
 	if code != 0 {
-		return Versions{}, fmt.Errorf("stack: reading versions in %s exited %d:\n%s", ref, code, out.String())
+		return report.Versions{}, fmt.Errorf("stack: reading versions in %s exited %d:\n%s", ref, code, out.String())
 	}
 	return parseVersions(out.String())
 }
 
-func parseVersions(s string) (Versions, error) {
-	v := Versions{Packages: map[string]string{}}
+func parseVersions(s string) (report.Versions, error) {
+	v := report.Versions{Packages: map[string]string{}}
 	sc := bufio.NewScanner(strings.NewReader(s))
 	for sc.Scan() {
 		line := sc.Text()

@@ -1,4 +1,4 @@
-package stack
+package podspec
 
 import (
 	"fmt"
@@ -41,7 +41,7 @@ func UWSGIB(mode string, blockMs int) (Server, error) {
 		plugins += ",gevent_python311"
 		extra = []string{"--gevent", "100", "--gevent-monkey-patch"}
 	default:
-		return Server{}, fmt.Errorf("stack: uWSGI mode %q: want sync, async-ugreen or gevent", mode)
+		return Server{}, fmt.Errorf("podspec: uWSGI mode %q: want sync, async-ugreen or gevent", mode)
 	}
 	// uWSGI logs every request by default, as in the article; the lines
 	// go to a file in the container, so the server still pays for them

@@ -1,4 +1,4 @@
-package report
+package engine
 
 import (
 	"testing"
@@ -19,8 +19,11 @@ func TestObserve(t *testing.T) {
 	res := load.Result{StartUnixNano: start, Elapsed: 200 * time.Millisecond,
 		Spec:      load.Spec{DownloadRate: 1 << 20},
 		Downloads: []load.Download{{ID: "d1", Expected: 1 << 20, FirstByteAt: 0, LocalPort: 40000}}}
-	// FirstByteAt 0 means "unknown"; put the first byte at 1 ms.
+	// FirstByteAt 0 means "unknown"; put the first byte at 1 ms. The
+	// client counted its reads: 100 KiB by 90 ms, 110 KiB at 101 ms.
 	res.Downloads[0].FirstByteAt = time.Millisecond
+	res.Downloads[0].Reads = []load.ReadMark{{At: 10 * time.Millisecond, Bytes: 16 << 10},
+		{At: 90 * time.Millisecond, Bytes: 100 << 10}, {At: 101 * time.Millisecond, Bytes: 110 << 10}}
 
 	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000},
 		Processes: []probe.ProcessInfo{
@@ -53,14 +56,15 @@ func TestObserve(t *testing.T) {
 	assert.InDelta(t, 0.75, o.Workers[0].SendShare, 1e-9)
 	assert.InDelta(t, 0.25, o.Workers[0].IdleShare, 1e-9)
 	assert.Equal(t, 3.0, o.TempfilePeakMiB, "the sample after the window is left out")
-	assert.InDelta(t, 1.0, o.AppSendQBusyShare, 1e-9, "samples up to the write end (0 and 50 ms) both held data")
+	require.NotNil(t, o.AppSendQBusyShare)
+	assert.InDelta(t, 1.0, *o.AppSendQBusyShare, 1e-9, "samples up to the write end (0 and 50 ms) both held data")
 	require.Len(t, o.AtWriteEnd, 1)
 	q := o.AtWriteEnd[0]
 	assert.Equal(t, 100.0, q.AtMs, "the first sample at or after the write end")
 	assert.True(t, q.OwnSockets)
 	assert.EqualValues(t, 16384, q.QueuedBytes, "this download's sockets only")
-	// 99 ms of reading at 1 MiB/s.
-	size := float64(1 << 20)
-	assert.EqualValues(t, int64(size)-int64(size*0.099), q.UnreadBytes)
+	// At 100 ms the client's last read (at 90 ms) had 100 KiB: the rest is
+	// unread, whatever the nominal rate says.
+	assert.EqualValues(t, 1<<20-100<<10, q.UnreadBytes)
 	assert.InDelta(t, 1.0, o.Probe.CPUPercent, 1e-9)
 }

@@ -1,0 +1,269 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stack"
+	"wsgilab/bench/internal/stats"
+	"wsgilab/bench/internal/verdict"
+)
+
+// ServerB is one of article B's servers.
+type ServerB struct {
+	// ID names the server in cell ids (verdict.Cell).
+	ID string
+	// Build makes its command line for a blocking call of blockMs.
+	Build func(blockMs int) podspec.Server
+	// Article is true for the four configurations the article measured.
+	Article bool
+	// Concurrent is true for servers that overlap blocked requests
+	// (gevent): with blocking they finish N requests in seconds, so they
+	// get the profile's larger NConcurrent and a rate that start-up does
+	// not dominate.
+	Concurrent bool
+}
+
+func gunicornB(class string, threads int) func(int) podspec.Server {
+	return func(block int) podspec.Server { return podspec.GunicornB(class, threads, block) }
+}
+
+func uwsgiB(mode string) func(int) podspec.Server {
+	return func(block int) podspec.Server {
+		s, err := podspec.UWSGIB(mode, block)
+		if err != nil {
+			panic(err) // the modes below are known
+		}
+		return s
+	}
+}
+
+// ServersB are article B's four configurations and two beyond it.
+var ServersB = []ServerB{
+	{ID: "gunicorn-sync", Build: gunicornB("sync", 0), Article: true},
+	{ID: "gunicorn-gevent", Build: gunicornB("gevent", 0), Article: true, Concurrent: true},
+	{ID: "uwsgi-sync", Build: uwsgiB("sync"), Article: true},
+	{ID: "uwsgi-async-ugreen", Build: uwsgiB("async-ugreen"), Article: true},
+	{ID: "uwsgi-gevent", Build: uwsgiB("gevent"), Concurrent: true},
+	{ID: "gunicorn-gthread-4", Build: gunicornB("gthread", 4)},
+}
+
+// BlockingMs are the article's two arms: no blocking call, and 0.1 s.
+var BlockingMs = []int{0, 100}
+
+// ProfileB is a load profile of article B.
+type ProfileB struct {
+	// N is -n by blocking ms; NConcurrent replaces N[100] for Concurrent
+	// servers. C is always the article's 100.
+	N           map[int]int
+	NConcurrent int
+	C           int
+	// Repeats is how many pairs of runs, ours and ab against the same
+	// server, each cell gets (see Order); a row is the median of its
+	// generator's repeats, and the cross-check compares each pair.
+	Repeats map[int]int
+	// WarmupN requests from our generator go to each fresh server before
+	// the first pair, and are not counted: the first requests of a fresh
+	// Python server are slower, and would bias whichever generator went
+	// first.
+	WarmupN  int
+	Describe string
+}
+
+// ProfilesB: "full" is the article's -n; "ci" scales N down and takes more,
+// shorter pairs, so the suite takes about 4 minutes here (the slowest
+// cells run at 10 req/s).
+var ProfilesB = map[string]ProfileB{
+	"full": {N: map[int]int{0: 10000, 100: 1000}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 5, 100: 1}, WarmupN: 500,
+		Describe: "the article's: ab -n 10000 -c 100; -n 1000 with blocking; 5 pairs of ours and ab without blocking"},
+	"ci": {N: map[int]int{0: 1000, 100: 200}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 9, 100: 1}, WarmupN: 500,
+		Describe: "scaled for CI: -n 1000 in 9 pairs of ours and ab without blocking; -n 200 with blocking (1000 for gevent servers)"},
+}
+
+// n is -n for srv at blocking ms block.
+func (p ProfileB) n(srv ServerB, block int) int {
+	if block > 0 && srv.Concurrent {
+		return p.NConcurrent
+	}
+	return p.N[block]
+}
+
+// Order is the generators' order in pair k (from 1): ours first in odd
+// pairs, ab first in even ones, so a drift of the server's speed over the
+// pairs favours neither.
+func Order(k int) []string {
+	if k%2 == 1 {
+		return []string{verdict.Ours, verdict.AB}
+	}
+	return []string{verdict.AB, verdict.Ours}
+}
+
+// GeneratorsB load every cell in turns against the same server: our
+// closed loop, and Apache Bench as a cross-check. One server for both,
+// because fresh servers of the same kind differ by up to 30 % in req/s
+// from one pod to the next, which would drown the generators' difference.
+var GeneratorsB = []string{verdict.Ours, verdict.AB}
+
+// samplerIntervalB samples article B's pods at 4 Hz, not article A's
+// 20 Hz: B asks for throughput, and at 20 Hz the sampler's walk of
+// /proc/net/tcp (thousands of TIME_WAIT sockets after a few seconds of
+// load) costs more than a tenth of a core, which on this 2-core machine
+// would compete with the server and the generator.
+const samplerIntervalB = 250 * time.Millisecond
+
+// cpusB pins the server and the client to different cores: on this 2-core
+// machine they would otherwise trade CPU, and a generator that needs more
+// CPU than ab (ours does, about 2x) would lower the server's rate instead
+// of only its own headroom. The sampler and the engine float.
+var cpusB = struct{ server, client string }{"0", "1"}
+
+// StartB starts a fresh pod for one cell: server 1 CPU and 1 GiB, as the
+// article's machine; client 1 CPU.
+func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
+	t.Helper()
+	l.Reports.begin()
+	return stack.Start(t, l.Pool, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
+		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
+		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})))
+}
+
+// RunB is one generator's run against a cell's server.
+type RunB struct {
+	Result    load.ClosedResult
+	ServerCPU float64
+	Throttled float64
+	Sampled   report.ProbeRows
+}
+
+// recordB is an article B run's raw record, raw/<cell>-<generator>-<k>.json.
+type recordB struct {
+	ID        string            `json:"id"`
+	Generator string            `json:"generator"`
+	Pod       podspec.Config    `json:"pod"`
+	Result    load.ClosedResult `json:"result"`
+	Sampler   *probe.Series     `json:"sampler,omitempty"`
+}
+
+// pathB is article B's request: the view AES-encrypts its query.
+const pathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
+
+// WarmUpB sends the profile's WarmupN requests from our generator to a
+// fresh server; nothing is recorded.
+func (l *Lab) WarmUpB(pod *stack.Pod, prof ProfileB) error {
+	if prof.WarmupN == 0 {
+		return nil
+	}
+	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(pathB), N: prof.WarmupN, C: min(prof.C, prof.WarmupN), Timeout: load.DefaultClosedTimeout})
+	if err != nil {
+		return err
+	}
+	var res load.ClosedResult
+	if err := pod.ExecJSON(pod.Client, &res, image.AgentPath, "closed", string(spec)); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+	return nil
+}
+
+// MeasureB loads the pod's server once with one generator, as repeat k.
+// burn is our generator's test knob (load.ClosedSpec.Burn), 0 in every
+// measurement.
+func (l *Lab) MeasureB(pod *stack.Pod, srv ServerB, block int, gen string, k int, prof ProfileB, burn time.Duration) (RunB, error) {
+	id := verdict.Cell(srv.ID, block)
+	spec := load.ClosedSpec{URL: pod.URL(pathB), N: prof.n(srv, block), C: prof.C, Timeout: load.DefaultClosedTimeout, Burn: burn}
+	specJSON, err := json.Marshal(spec)
+	if err != nil {
+		return RunB{}, err
+	}
+	command := "closed"
+	if gen == verdict.AB {
+		command = "ab"
+	}
+	rec := recordB{ID: id, Generator: gen, Pod: pod.Config}
+	sampling, err := pod.StartSampler(samplerIntervalB)
+	if err != nil {
+		return RunB{}, err
+	}
+	start := time.Now()
+	loadErr := pod.ExecJSON(pod.Client, &rec.Result, image.AgentPath, command, string(specJSON))
+	window := time.Since(start)
+	series, err := sampling.Stop()
+	if loadErr != nil {
+		return RunB{}, fmt.Errorf("%s: %w", gen, loadErr)
+	}
+	if err != nil {
+		return RunB{}, fmt.Errorf("sampler: %w", err)
+	}
+	if len(series.Errors) > 0 {
+		return RunB{}, fmt.Errorf("sampler reported %d error(s), first: %s", len(series.Errors), series.Errors[0])
+	}
+	rec.Sampler = &series
+	if err := report.WriteFile(l.Reports.Dir()+"/raw", fmt.Sprintf("%s-%s-%d.json", id, gen, k), report.JSON(rec)); err != nil {
+		return RunB{}, err
+	}
+	// The sampler's window is the generator's exec.
+	obs := Observe(series, load.Result{StartUnixNano: start.UnixNano(), Elapsed: window}, nil)
+	app := obs.Resources["app"]
+	if app.Samples == 0 {
+		return RunB{}, fmt.Errorf("the sampler took no sample of the server in %v", window)
+	}
+	return RunB{Result: rec.Result, ServerCPU: app.CPUPercent, Throttled: app.ThrottledShare,
+		Sampled: Rows(fmt.Sprintf("%s/%s-%d", id, gen, k), k, series, start.UnixNano())}, nil
+}
+
+var articleBFigures = func() map[string]report.ArticleBServer {
+	v, err := report.ArticleB()
+	if err != nil {
+		panic(err) // an embedded fixture that does not decode is a broken build
+	}
+	return v
+}()
+
+// RowB folds a generator's repeats into its throughput.json row: medians
+// of the rates, latencies and CPU; failures summed.
+func RowB(srv ServerB, block int, gen string, runs []RunB) report.Throughput {
+	row := report.Throughput{ID: verdict.Cell(srv.ID, block), Server: srv.ID, Generator: gen, BlockingMs: block,
+		FailedBy: map[string]int{}, ReqPerSRuns: []float64{}}
+	var rate, total, p50, p95, p99, cpu, scpu, thr []float64
+	for _, r := range runs {
+		row.N, row.C = r.Result.Spec.N, r.Result.Spec.C
+		rate = append(rate, r.Result.ReqPerS)
+		total = append(total, r.Result.Total.Seconds())
+		p50 = append(p50, stats.Ms(r.Result.Latencies.P50))
+		p95 = append(p95, stats.Ms(r.Result.Latencies.P95))
+		p99 = append(p99, stats.Ms(r.Result.Latencies.P99))
+		cpu = append(cpu, r.Result.CPU.Seconds())
+		scpu = append(scpu, r.ServerCPU)
+		thr = append(thr, r.Throttled)
+		row.Failed += r.Result.Failed
+		for k, v := range r.Result.FailedBy {
+			row.FailedBy[k] += v
+		}
+	}
+	row.ReqPerSRuns = append(row.ReqPerSRuns, rate...)
+	row.ReqPerS, row.TotalS = stats.Median(rate), stats.Median(total)
+	row.P50Ms, row.P95Ms, row.P99Ms = stats.Median(p50), stats.Median(p95), stats.Median(p99)
+	row.GeneratorCPUS, row.ServerCPUPercent, row.ServerThrottledShare = stats.Median(cpu), stats.Median(scpu), stats.Median(thr)
+	if ref, ok := articleBFigures[srv.ID]; ok {
+		if block == 0 {
+			row.ArticleReqPerS = ref.ReqPerS
+		} else {
+			row.ArticleReqPerS, row.ArticleNote = ref.Block100ReqPerS, ref.Block100Note
+		}
+	}
+	return row
+}
+
+// Sampled joins the sampler's rows of runs.
+func Sampled(runs []RunB) report.ProbeRows {
+	var out report.ProbeRows
+	for _, r := range runs {
+		out.Append(r.Sampled)
+	}
+	return out
+}

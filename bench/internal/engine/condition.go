@@ -1,0 +1,141 @@
+// Package engine is the lab's engine: conditions as typed data, one run of
+// a condition in a fresh pod (start it, load it, sample it, collect), and
+// the one summarizing path from a run's raw record to its report rows and
+// a condition's summary. The tests in package bench, the sweep and a
+// team's own-stack check all drive it; verdicts are judged on its
+// summaries by package verdict.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
+	"wsgilab/nginxconf"
+)
+
+// Path is how clients reach the server, with the pod options it takes.
+type Path struct {
+	// ID is "direct", "nginx-off" or "nginx-on".
+	ID string
+	// Proxy is NGINX's configuration in front of the server; nil is direct.
+	Proxy *nginxconf.Config
+}
+
+// The three paths of article A.
+var (
+	Direct   = Path{ID: "direct"}
+	NginxOff = nginxPath(false)
+	NginxOn  = nginxPath(true)
+)
+
+func nginxPath(buffering bool) Path {
+	c := nginxconf.New(nginxconf.WithBuffering(buffering))
+	id := "nginx-off"
+	if buffering {
+		id = "nginx-on"
+	}
+	return Path{ID: id, Proxy: &c}
+}
+
+// Option is the pod option that puts this path in front of the server.
+func (p Path) Option() podspec.Option {
+	if p.Proxy == nil {
+		return podspec.WithProxy(nil)
+	}
+	c := *p.Proxy
+	return podspec.WithProxy(&c)
+}
+
+// TCPProfile is the network namespace's TCP memory sysctls.
+type TCPProfile struct {
+	// ID names the profile in condition ids and reports.
+	ID string
+	// Rmem and Wmem are net.ipv4.tcp_rmem and tcp_wmem: "MIN DEFAULT MAX".
+	Rmem, Wmem string
+}
+
+// Stock is stock Linux's TCP memory, pinned so results do not depend on
+// the host's tuning.
+var Stock = TCPProfile{ID: "stock", Rmem: podspec.DefaultTCPRmem, Wmem: podspec.DefaultTCPWmem}
+
+// Condition is one cell of a matrix: what runs, behind what, under which
+// load. Its zero value is not usable; the fields' docs state the contract.
+type Condition struct {
+	// ID is the subtest name and the key of every report row.
+	ID string
+	// Server is the app's command line.
+	Server podspec.Server
+	// Path puts NGINX in front, or not.
+	Path Path
+	// Downloads is how many slow downloads run at once, 0 to MaxDownloads.
+	Downloads int
+	// BodyBytes is each download's size, passed to the app as ?size=.
+	BodyBytes int64
+	// ReadRate is the client's paced read rate, bytes per second.
+	ReadRate float64
+	// TCP is the namespace's TCP memory profile.
+	TCP TCPProfile
+}
+
+// Limits of a Condition's load.
+const (
+	MaxDownloads = 16
+	MaxBodyBytes = 1 << 30 // the app's own cap on ?size=
+)
+
+// Validate names the first malformed field, its value and what is accepted.
+func (c Condition) Validate() error {
+	switch {
+	case c.ID == "":
+		return errors.New("engine: condition has no ID")
+	case len(c.Server.Cmd) == 0:
+		return fmt.Errorf("engine: condition %s: Server has no command", c.ID)
+	case c.Path.ID == "" || (c.Path.ID == Direct.ID) != (c.Path.Proxy == nil):
+		return fmt.Errorf("engine: condition %s: Path %q: want direct (no proxy) or an NGINX path with its config", c.ID, c.Path.ID)
+	case c.Downloads < 0 || c.Downloads > MaxDownloads:
+		return fmt.Errorf("engine: condition %s: Downloads %d: want 0 to %d", c.ID, c.Downloads, MaxDownloads)
+	case c.Downloads > 0 && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
+		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
+	case c.Downloads > 0 && c.ReadRate <= 0:
+		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
+	case c.TCP.ID == "":
+		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
+	}
+	return c.Pod("validate:only").Validate()
+}
+
+// Pod is the pod this condition runs in, on the lab image imageRef.
+func (c Condition) Pod(imageRef string) podspec.Config {
+	return podspec.New(imageRef, podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem))
+}
+
+// Load is this condition's load against the pod's entry point base; the
+// downloads are named idPrefix-dlK.
+func (c Condition) Load(base, idPrefix string) load.Spec {
+	s := load.NewSpec(base, idPrefix, load.WithDownloads(c.Downloads))
+	if c.Downloads > 0 {
+		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
+		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
+	} else {
+		s.BaselineRequests = load.DefaultBaselineRequests
+	}
+	return s
+}
+
+// ValidateAll validates every condition and checks that ids are unique.
+func ValidateAll(cs []Condition) error {
+	seen := map[string]bool{}
+	for _, c := range cs {
+		if err := c.Validate(); err != nil {
+			return err
+		}
+		if seen[c.ID] {
+			return fmt.Errorf("engine: condition id %s is repeated", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}

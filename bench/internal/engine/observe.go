@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+	"strconv"
+	"time"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/report"
+)
+
+// WriteEnd is when the app handed over the last byte of a download.
+type WriteEnd struct {
+	ID       string
+	UnixNano int64
+}
+
+// Observe summarizes a probe series over the load window of res; ends are
+// the app's write ends, matched to res's downloads by ID.
+func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
+	o := report.Observed{Resources: map[string]report.ResourceSummary{}, Hops: map[probe.Hop]report.HopPeak{}, Errors: s.Errors,
+		Workers: []report.WorkerWaits{}, AtWriteEnd: []report.WriteEndQueues{}}
+	from, to := res.StartUnixNano, res.StartUnixNano+int64(res.Elapsed)
+	in := func(t int64) bool { return t >= from && t <= to }
+
+	for _, t := range s.TempFiles {
+		if in(t.UnixNano) {
+			o.TempfilePeakMiB = max(o.TempfilePeakMiB, float64(t.TotalBytes)/(1<<20))
+		}
+	}
+
+	series := map[string]*probe.UsageSeries{}
+	for _, r := range s.Resources {
+		if !in(r.UnixNano) {
+			continue
+		}
+		if series[r.Role] == nil {
+			series[r.Role] = &probe.UsageSeries{}
+		}
+		series[r.Role].Add(time.Duration(r.UnixNano-from), r.Usage)
+	}
+	for role, us := range series {
+		us.Close()
+		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
+			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20),
+			Samples: us.Samples}
+	}
+
+	workers := map[int]*report.WorkerWaits{}
+	for _, p := range s.Processes {
+		if p.Worker && (p.Role == "app" || p.Role == "proxy") {
+			workers[p.PID] = &report.WorkerWaits{PID: p.PID, Role: p.Role, Comm: p.Comm}
+		}
+	}
+	for _, ws := range s.Waits {
+		if !in(ws.UnixNano) {
+			continue
+		}
+		// A worker counts as sending when any of its threads is: a gthread
+		// worker sends from its pool threads.
+		state := map[int]probe.WaitState{}
+		for _, w := range ws.Waits {
+			if workers[w.PID] == nil {
+				continue
+			}
+			if rank(w.State) > rank(state[w.PID]) {
+				state[w.PID] = w.State
+			}
+		}
+		for pid, st := range state {
+			w := workers[pid]
+			w.Samples++
+			switch st {
+			case probe.WaitSend:
+				w.SendShare++
+			case probe.WaitIdle:
+				w.IdleShare++
+			case probe.WaitRunning:
+				w.RunningShare++
+			default:
+				w.OtherShare++
+			}
+		}
+	}
+	for _, w := range workers {
+		if w.Samples > 0 {
+			n := float64(w.Samples)
+			w.SendShare, w.IdleShare, w.RunningShare, w.OtherShare = w.SendShare/n, w.IdleShare/n, w.RunningShare/n, w.OtherShare/n
+		}
+		o.Workers = append(o.Workers, *w)
+	}
+	slices.SortFunc(o.Workers, func(a, b report.WorkerWaits) int { return a.PID - b.PID })
+
+	var lastEnd int64
+	for _, e := range ends {
+		lastEnd = max(lastEnd, e.UnixNano)
+	}
+	appHop := probe.HopAppToClient
+	if s.Spec.ProxyPort != 0 {
+		appHop = probe.HopAppToNginx
+	}
+	var busy, busyOf int
+	for _, ss := range s.Sockets {
+		if !in(ss.UnixNano) {
+			continue
+		}
+		for h, q := range ss.Hops {
+			p := o.Hops[h]
+			p.PeakSendQBytes = max(p.PeakSendQBytes, q.SendQ)
+			p.PeakRecvQBytes = max(p.PeakRecvQBytes, q.RecvQ)
+			o.Hops[h] = p
+		}
+		if len(res.Downloads) > 0 && ss.UnixNano <= lastEnd {
+			busyOf++
+			if ss.Hops[appHop].SendQ > 0 {
+				busy++
+			}
+		}
+	}
+	if busyOf > 0 {
+		o.AppSendQBusyShare = report.Float(float64(busy) / float64(busyOf))
+	}
+
+	for _, d := range res.Downloads {
+		i := slices.IndexFunc(ends, func(e WriteEnd) bool { return e.ID == d.ID })
+		if i < 0 || d.FirstByteAt == 0 {
+			continue
+		}
+		j := slices.IndexFunc(s.Sockets, func(ss probe.SocketSample) bool { return ss.UnixNano >= ends[i].UnixNano })
+		if j < 0 {
+			continue
+		}
+		ss := s.Sockets[j]
+		q := report.WriteEndQueues{ID: d.ID, AtMs: float64(ss.UnixNano-from) / 1e6, Hops: map[probe.Hop]int64{},
+			OwnSockets: s.Spec.ProxyPort == 0}
+		for _, c := range ss.Conns {
+			// Direct, a download's sockets are known by the client's port;
+			// behind NGINX the upstream side cannot be told apart, so the
+			// whole path counts.
+			if s.Spec.ProxyPort == 0 && c.LocalPort != d.LocalPort && c.RemotePort != d.LocalPort {
+				continue
+			}
+			q.Hops[c.Hop] += c.SendQ + c.RecvQ
+			q.QueuedBytes += c.SendQ + c.RecvQ
+		}
+		read, ok := d.ReadBy(time.Duration(ss.UnixNano - from))
+		if !ok {
+			continue
+		}
+		q.UnreadBytes = d.Expected - read
+		o.AtWriteEnd = append(o.AtWriteEnd, q)
+	}
+
+	if s.Overhead.Wall > 0 {
+		o.Probe = report.ProbeCost{CPUPercent: 100 * float64(s.Overhead.CPUTime) / float64(s.Overhead.Wall),
+			Ticks: s.Overhead.Ticks, Missed: s.Overhead.Missed,
+			SampleP50Ms: float64(s.Overhead.SampleP50) / 1e6, SampleMaxMs: float64(s.Overhead.SampleMax) / 1e6}
+	}
+	return o
+}
+
+// rank orders wait states so a process takes its most telling thread's.
+func rank(s probe.WaitState) int {
+	return map[probe.WaitState]int{probe.WaitOther: 1, probe.WaitIdle: 2, probe.WaitRunning: 3, probe.WaitSend: 4}[s]
+}
+
+// Rows flattens s for condition and run.
+func Rows(condition string, run int, s probe.Series, loadStart int64) report.ProbeRows {
+	var r report.ProbeRows
+	ms := func(t int64) float64 { return float64(t-loadStart) / 1e6 }
+	for _, x := range s.Resources {
+		r.Resources = append(r.Resources, report.ResourceRow{Condition: condition, Run: run, TMs: ms(x.UnixNano),
+			Container: x.Role, CPUUsageNs: int64(x.Usage.CPUUsage), NrPeriods: x.Usage.NrPeriods,
+			NrThrottled: x.Usage.NrThrottled, ThrottledNs: int64(x.Usage.ThrottledTime),
+			MemoryBytes: x.Usage.MemoryBytes, MemoryPeakBytes: x.Usage.MemoryPeakBytes})
+	}
+	for _, x := range s.Sockets {
+		for _, h := range slices.Sorted(maps.Keys(x.Hops)) {
+			q := x.Hops[h]
+			r.Sockets = append(r.Sockets, report.SocketRow{Condition: condition, Run: run, TMs: ms(x.UnixNano), Hop: h,
+				SendQBytes: q.SendQ, RecvQBytes: q.RecvQ, Conns: q.Conns})
+		}
+	}
+	role := map[int]string{}
+	for _, p := range s.Processes {
+		role[p.PID] = p.Role
+	}
+	for _, x := range s.Waits {
+		for _, w := range x.Waits {
+			name := w.SyscallName
+			if name == "" {
+				name = strconv.Itoa(w.Syscall)
+			}
+			r.Waits = append(r.Waits, report.WaitRow{Condition: condition, Run: run, TMs: ms(x.UnixNano), Role: role[w.PID],
+				PID: w.PID, TID: w.TID, Comm: w.Comm, Wchan: w.Wchan, Syscall: name, State: w.State})
+		}
+	}
+	for _, x := range s.TempFiles {
+		r.TempFiles = append(r.TempFiles, report.TempFileRow{Condition: condition, Run: run, TMs: ms(x.UnixNano),
+			TotalBytes: x.TotalBytes, Files: x.Files})
+	}
+	return r
+}

@@ -1,0 +1,75 @@
+package engine
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"wsgilab/bench/internal/report"
+)
+
+// Progress prints one line per finished run: on stderr for whoever waits
+// on a long series (LAB_QUIET silences it), and through log (t.Log), so
+// go test -v shows it too.
+type Progress struct {
+	// Quiet leaves stderr out; Verbose means log already reaches the
+	// terminal.
+	Quiet, Verbose bool
+
+	mu      sync.Mutex
+	started time.Time
+	done    int
+}
+
+// Start marks the series' start, so the first run's time counts.
+func (p *Progress) Start() {
+	p.mu.Lock()
+	p.started, p.done = time.Now(), 0
+	p.mu.Unlock()
+}
+
+// RunDone reports run k of n of one condition, out of planned runs in the
+// series (an upper bound when go test -run picks fewer).
+func (p *Progress) RunDone(log func(...any), condition string, k, n, planned int, summary string) {
+	p.mu.Lock()
+	if p.started.IsZero() {
+		p.started = time.Now()
+	}
+	p.done++
+	elapsed := time.Since(p.started)
+	perRun := elapsed / time.Duration(p.done)
+	left := max(planned-p.done, 0)
+	p.mu.Unlock()
+	line := fmt.Sprintf("%s run %d/%d: %s; elapsed %v, series ETA at most %v",
+		condition, k, n, summary, elapsed.Round(time.Second), (perRun * time.Duration(left)).Round(time.Second))
+	log(line)
+	if !p.Quiet && !p.Verbose {
+		fmt.Fprintln(os.Stderr, "wsgilab:", line)
+	}
+}
+
+// RunLine is an article A run's progress summary.
+func RunLine(r report.Run) string {
+	verdict := "valid"
+	if !r.Valid {
+		verdict = "INVALID: " + r.Invalid
+	}
+	ref := ""
+	if a, ok := articleFigures[r.Condition]; ok {
+		ref = fmt.Sprintf(" (article %.2f)", a.P95Ms)
+	}
+	return fmt.Sprintf("p95 %.2f ms%s, write %.3f s, completion %.3f s, lag max %.2f ms, %s",
+		r.P95Ms, ref, r.WriteS, r.CompletionS, r.LagMaxMs, verdict)
+}
+
+// RowLine is an article B row's progress summary.
+func RowLine(row report.Throughput) string {
+	verdict := "no failed request"
+	if row.Failed > 0 {
+		verdict = fmt.Sprintf("FAILED %d %v", row.Failed, row.FailedBy)
+	}
+	return fmt.Sprintf("%.1f req/s (runs %.0f; article %.1f %s), p50 %.0f ms, p99 %.0f ms, generator CPU %.2f s, server CPU %.0f%%, %s",
+		row.ReqPerS, row.ReqPerSRuns, row.ArticleReqPerS, row.ArticleNote,
+		row.P50Ms, row.P99Ms, row.GeneratorCPUS, row.ServerCPUPercent, verdict)
+}

@@ -1,0 +1,212 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"time"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
+)
+
+// Reports accumulate a series' runs and rows and rewrite the report set
+// after each run, so an interrupted series keeps every finished run.
+type Reports struct {
+	dir string
+	// Env is environment.json; it is written with the series, never by a
+	// process that ran nothing (make image).
+	Env *report.Environment
+
+	mu         sync.Mutex
+	started    time.Time
+	conditions []Condition // every condition that has runs, in first-run order
+	runs       []report.Run
+	requests   []report.Request
+	downloads  []report.Download
+	sampled    report.ProbeRows
+	throughput []report.Throughput
+	claims     map[string][]report.Claim // by table: "a", "b"
+	wrote      bool
+}
+
+// NewReports writes into dir.
+func NewReports(dir string, env *report.Environment) *Reports {
+	return &Reports{dir: dir, Env: env, claims: map[string][]report.Claim{}}
+}
+
+// Dir is the report directory.
+func (r *Reports) Dir() string { return r.dir }
+
+// Wrote is whether any series wrote reports.
+func (r *Reports) Wrote() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.wrote
+}
+
+// begin marks the series' start at its first run, whoever starts it: a
+// test, a benchmark or a command.
+func (r *Reports) begin() {
+	r.mu.Lock()
+	if r.started.IsZero() {
+		r.started = time.Now()
+	}
+	r.mu.Unlock()
+}
+
+var articleFigures = func() map[string]report.ArticleValue {
+	v, err := report.ArticleA()
+	if err != nil {
+		panic(err) // an embedded fixture that does not decode is a broken build
+	}
+	return v
+}()
+
+// AddRun summarizes rec, a run of c, writes its raw record and rewrites
+// the series' reports.
+func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
+	rows := SummarizeRun(c, rec)
+	rows.Run.WallS = elapsed(rec.Started) // the pod's teardown follows; series.json counts it
+	if err := report.WriteFile(filepath.Join(r.dir, "raw"), fmt.Sprintf("%s-run%d.json", c.ID, rec.Run), report.JSON(rec)); err != nil {
+		return rows.Run, err
+	}
+	r.mu.Lock()
+	if !slices.ContainsFunc(r.conditions, func(x Condition) bool { return x.ID == c.ID }) {
+		r.conditions = append(r.conditions, c)
+	}
+	r.runs = append(r.runs, rows.Run)
+	r.requests = append(r.requests, rows.Requests...)
+	r.downloads = append(r.downloads, rows.Downloads...)
+	r.sampled.Append(rows.Sampler)
+	r.mu.Unlock()
+	return rows.Run, r.writeA()
+}
+
+// Conditions summarizes every condition that has runs.
+func (r *Reports) Conditions() []report.Condition {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.conditionsLocked()
+}
+
+func (r *Reports) conditionsLocked() []report.Condition {
+	out := []report.Condition{}
+	for _, c := range r.conditions {
+		var runs []report.Run
+		for _, run := range r.runs {
+			if run.Condition == c.ID {
+				runs = append(runs, run)
+			}
+		}
+		out = append(out, SummarizeCondition(c, runs, articleFigures[c.ID]))
+	}
+	return out
+}
+
+// Evaluate judges the verdicts of table ("a", "b") on everything measured
+// so far and rewrites claims.json.
+func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, error) {
+	r.mu.Lock()
+	d := verdict.Data{Conditions: map[string]report.Condition{}, Throughput: slices.Clone(r.throughput)}
+	for _, c := range r.conditionsLocked() {
+		d.Conditions[c.ID] = c
+	}
+	claims := verdict.Evaluate(vs, d)
+	r.claims[table] = claims
+	r.mu.Unlock()
+	return claims, r.writeClaims()
+}
+
+// AddThroughput records one of article B's rows.
+func (r *Reports) AddThroughput(row report.Throughput, sampled report.ProbeRows) error {
+	r.mu.Lock()
+	r.throughput = append(r.throughput, row)
+	r.sampled.Append(sampled)
+	rows := slices.Clone(r.throughput)
+	r.wrote = true
+	r.mu.Unlock()
+	return errors.Join(
+		report.WriteFile(r.dir, "throughput.json", report.JSON(rows)),
+		report.WriteFile(r.dir, "article_b.bench.txt", report.BenchfmtB(*r.Env, rows)),
+		r.writeEnv(),
+	)
+}
+
+// writeA rewrites article A's report set.
+func (r *Reports) writeA() error {
+	r.mu.Lock()
+	runs := slices.Clone(r.runs)
+	files := []struct {
+		name string
+		rep  report.Reporter
+	}{
+		{"conditions.json", report.JSON(r.conditionsLocked())},
+		{"runs.json", report.JSON(runs)},
+		{"requests.jsonl", report.JSONLines(slices.Clone(r.requests))},
+		{"downloads.json", report.JSON(slices.Clone(r.downloads))},
+		{"series.json", report.JSON(report.NewSeries(r.started, runs))},
+		{"article_a.bench.txt", report.Benchfmt(*r.Env, runs)},
+	}
+	r.wrote = true
+	r.mu.Unlock()
+	for _, f := range files {
+		if err := report.WriteFile(r.dir, f.name, f.rep); err != nil {
+			return err
+		}
+	}
+	return r.writeEnv()
+}
+
+// WriteSampled rewrites the sampler's four series files. They grow to
+// megabytes, so callers write them once per condition, not per run; each
+// run's raw record holds the same series meanwhile.
+func (r *Reports) WriteSampled() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, f := range []struct {
+		name string
+		rep  report.Reporter
+	}{
+		{"resources.jsonl", report.JSONLines(r.sampled.Resources)},
+		{"sockets.jsonl", report.JSONLines(r.sampled.Sockets)},
+		{"waits.jsonl", report.JSONLines(r.sampled.Waits)},
+		{"tempfiles.jsonl", report.JSONLines(r.sampled.TempFiles)},
+	} {
+		if err := report.WriteFile(r.dir, f.name, f.rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeClaims writes claims.json: article A's verdicts, then article B's.
+func (r *Reports) writeClaims() error {
+	r.mu.Lock()
+	all := []report.Claim{}
+	for _, t := range []string{"a", "b"} {
+		all = append(all, r.claims[t]...)
+	}
+	r.wrote = true
+	r.mu.Unlock()
+	return report.WriteFile(r.dir, "claims.json", report.JSON(all))
+}
+
+// writeEnv writes environment.json.
+func (r *Reports) writeEnv() error {
+	r.mu.Lock()
+	env := *r.Env
+	r.mu.Unlock()
+	return report.WriteFile(r.dir, "environment.json", report.JSON(env))
+}
+
+// Close writes environment.json once more (tests may have added to it)
+// when the series wrote anything at all.
+func (r *Reports) Close() error {
+	if !r.Wrote() {
+		return nil
+	}
+	return r.writeEnv()
+}

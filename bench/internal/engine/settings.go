@@ -1,0 +1,139 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Defaults of Settings.
+const (
+	// DefaultRuns is how many times each condition runs, as in article A.
+	DefaultRuns = 3
+	// MaxRuns bounds LAB_RUNS.
+	MaxRuns = 100
+	// DefaultProfile is article B's load unless LAB_PROFILE says otherwise.
+	DefaultProfile = "ci"
+	// DefaultReportDir is the report directory under the module root.
+	DefaultReportDir = "reports/out"
+)
+
+// Settings are the LAB_* environment variables, each checked once before
+// anything starts.
+type Settings struct {
+	// Runs is LAB_RUNS: runs per condition, 1 to MaxRuns.
+	Runs int
+	// Profile is LAB_PROFILE: article B's load, a key of ProfilesB.
+	Profile string
+	// ReportDir is LAB_REPORT_DIR: where reports go; it must be writable.
+	ReportDir string
+	// Quiet is LAB_QUIET: no progress lines on stderr.
+	Quiet bool
+}
+
+// knownSettings are every LAB_* variable the lab reads on the host, with
+// what each accepts; LAB_BROWSER_DIR belongs to the report's browser test.
+var knownSettings = map[string]string{
+	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
+	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
+	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + DefaultReportDir + " under the module root",
+	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
+	"LAB_BROWSER_DIR": "a directory for the report's screenshot (make repro)",
+}
+
+// ParseSettings reads the LAB_* variables from environ (os.Environ's
+// form). root is the module root, for the default report directory. Every
+// bad value is named with what is accepted; an unknown LAB_* name is an
+// error too, since a misspelt setting would silently not apply. Nothing is
+// written: the report directory is tried with a file that is removed.
+func ParseSettings(environ []string, root string) (Settings, error) {
+	env := map[string]string{}
+	var errs []error
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "LAB_") {
+			continue
+		}
+		if _, ok := knownSettings[k]; !ok {
+			names := make([]string, 0, len(knownSettings))
+			for n := range knownSettings {
+				names = append(names, n)
+			}
+			slices.Sort(names)
+			errs = append(errs, fmt.Errorf("%s=%q: unknown setting; the lab reads %s", k, v, strings.Join(names, ", ")))
+			continue
+		}
+		env[k] = v
+	}
+	bad := func(k string) error { return fmt.Errorf("%s=%q: want %s", k, env[k], knownSettings[k]) }
+
+	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, DefaultReportDir)}
+	if v, ok := env["LAB_RUNS"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxRuns {
+			errs = append(errs, bad("LAB_RUNS"))
+		}
+		s.Runs = n
+	}
+	if v, ok := env["LAB_PROFILE"]; ok {
+		if _, known := ProfilesB[v]; !known {
+			errs = append(errs, bad("LAB_PROFILE"))
+		}
+		s.Profile = v
+	}
+	if v, ok := env["LAB_QUIET"]; ok {
+		switch strings.ToLower(v) {
+		case "1", "true", "yes":
+			s.Quiet = true
+		case "0", "false", "no":
+		default:
+			errs = append(errs, bad("LAB_QUIET"))
+		}
+	}
+	if v, ok := env["LAB_REPORT_DIR"]; ok {
+		if v == "" {
+			errs = append(errs, bad("LAB_REPORT_DIR"))
+		} else if err := tryWrite(v); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", bad("LAB_REPORT_DIR"), err))
+		}
+		s.ReportDir = v
+	}
+	if len(errs) > 0 {
+		return Settings{}, errors.Join(errs...)
+	}
+	return s, nil
+}
+
+// tryWrite checks that dir, or the nearest existing directory above it,
+// takes a new file, and removes the file again.
+func tryWrite(dir string) error {
+	d := dir
+	for {
+		st, err := os.Stat(d)
+		if err == nil {
+			if !st.IsDir() {
+				return fmt.Errorf("%s is not a directory", d)
+			}
+			break
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		up := filepath.Dir(d)
+		if up == d {
+			return fmt.Errorf("no directory of %s exists", dir)
+		}
+		d = up
+	}
+	f, err := os.CreateTemp(d, ".lab-write-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", d, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
+}

@@ -1,0 +1,83 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSettingsDefaults(t *testing.T) {
+	s, err := ParseSettings([]string{"PATH=/bin", "HOME=/root"}, "/mod")
+	require.NoError(t, err)
+	assert.Equal(t, Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: "/mod/reports/out"}, s)
+}
+
+func TestSettingsGood(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "not", "yet")
+	s, err := ParseSettings([]string{"LAB_RUNS=5", "LAB_PROFILE=full", "LAB_QUIET=yes", "LAB_REPORT_DIR=" + dir}, "/mod")
+	require.NoError(t, err)
+	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true}, s)
+	_, err = os.Stat(dir)
+	assert.ErrorIs(t, err, os.ErrNotExist, "checking the directory created nothing")
+	for _, v := range []string{"1", "true", "TRUE", "0", "false", "no"} {
+		_, err := ParseSettings([]string{"LAB_QUIET=" + v}, "/mod")
+		assert.NoError(t, err, v)
+	}
+}
+
+// Each bad value is one error naming the setting, the value and what is
+// accepted; nothing is written.
+func TestSettingsBad(t *testing.T) {
+	tmp := t.TempDir()
+	file := filepath.Join(tmp, "a-file")
+	require.NoError(t, os.WriteFile(file, nil, 0o644))
+	readOnly := filepath.Join(tmp, "ro")
+	require.NoError(t, os.Mkdir(readOnly, 0o555))
+	cases := []struct{ env, want string }{
+		{"LAB_RUNS=0", `LAB_RUNS="0": want a whole number from 1 to 100`},
+		{"LAB_RUNS=-3", `LAB_RUNS="-3": want a whole number from 1 to 100`},
+		{"LAB_RUNS=101", `LAB_RUNS="101": want a whole number from 1 to 100`},
+		{"LAB_RUNS=three", `LAB_RUNS="three": want a whole number`},
+		{"LAB_RUNS=2.5", `LAB_RUNS="2.5": want a whole number`},
+		{"LAB_RUNS=", `LAB_RUNS="": want a whole number`},
+		{"LAB_RUNS= 3", `LAB_RUNS=" 3": want a whole number`},
+		{"LAB_PROFILE=fast", `LAB_PROFILE="fast": want ci (make test) or full (make repro)`},
+		{"LAB_PROFILE=CI", `LAB_PROFILE="CI": want ci`},
+		{"LAB_PROFILE=", `LAB_PROFILE="": want ci`},
+		{"LAB_QUIET=maybe", `LAB_QUIET="maybe": want 1, true, yes (no progress lines) or 0, false, no`},
+		{"LAB_QUIET=2", `LAB_QUIET="2": want 1, true, yes`},
+		{"LAB_REPORT_DIR=", `LAB_REPORT_DIR="": want a directory`},
+		{"LAB_REPORT_DIR=" + file, "is not a directory"},
+		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
+		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RUNS`},
+		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},
+	}
+	if os.Geteuid() != 0 { // root writes anywhere
+		cases = append(cases, struct{ env, want string }{"LAB_REPORT_DIR=" + readOnly, "cannot write in " + readOnly})
+	}
+	require.GreaterOrEqual(t, len(cases), 12)
+	for _, tc := range cases {
+		t.Run(tc.env, func(t *testing.T) {
+			s, err := ParseSettings([]string{"HOME=/root", tc.env}, "/mod")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+			assert.Zero(t, s, "no settings on error")
+		})
+	}
+	entries, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "only the test's own file and directory: nothing was written")
+}
+
+// Several bad values: one line each.
+func TestSettingsAllBadNamed(t *testing.T) {
+	_, err := ParseSettings([]string{"LAB_RUNS=0", "LAB_PROFILE=x", "LAB_QUIET=?"}, "/mod")
+	require.Error(t, err)
+	for _, name := range []string{"LAB_RUNS", "LAB_PROFILE", "LAB_QUIET"} {
+		assert.Contains(t, err.Error(), name)
+	}
+}

@@ -1,0 +1,248 @@
+package engine
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stats"
+)
+
+// The one summarizing path: a run's Record becomes its report rows
+// (SummarizeRun), and a condition's runs become its summary
+// (SummarizeCondition). The HTML report reads the summaries; it never
+// recomputes them.
+
+// RunRows are everything SummarizeRun derives from one Record.
+type RunRows struct {
+	Run       report.Run
+	Requests  []report.Request
+	Downloads []report.Download
+	Sampler   report.ProbeRows
+}
+
+// SummarizeRun turns a run's raw record into its report rows. The run is
+// valid only if every /fast request got a 200 with the full body, every
+// download completed with the app's write record, and the /proc sampler
+// took samples in the window, saw an app worker and reported no error;
+// otherwise Invalid names each reason.
+func SummarizeRun(c Condition, rec Record) RunRows {
+	res := rec.Load
+	run := report.Run{Condition: rec.Condition, Run: rec.Run, StartedAt: rec.Started.UTC(),
+		RequestsTotal: len(res.Fast), DownloadsTotal: len(res.Downloads),
+		WindowS: res.Elapsed.Seconds(), Server: rec.Pod.Server.ID, Sysctls: rec.Client.Sysctls}
+	var problems []string
+	out := RunRows{}
+
+	var lat, lag stats.Latencies
+	for _, p := range res.Fast {
+		lat.Add(p.Latency)
+		lag.Add(p.Lag)
+		if p.OK(res.Spec.FastBodyBytes) {
+			run.RequestsOK++
+		} else if len(problems) < 3 {
+			problems = append(problems, fmt.Sprintf("request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
+		}
+		out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
+			ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
+			Status: p.Status, Bytes: p.Bytes, Error: p.Error})
+	}
+	lat.Close()
+	lag.Close()
+	run.P50Ms, run.P95Ms, run.MaxMs = stats.Ms(lat.P50), stats.Ms(lat.P95), stats.Ms(lat.Max)
+	run.LagMaxMs, run.LagP99Ms = stats.Ms(lag.Max), stats.Ms(lag.P99)
+	if run.RequestsTotal == 0 {
+		problems = append(problems, "no /fast request was made")
+	}
+
+	var writes, completions []float64
+	for _, d := range res.Downloads {
+		w, found := rec.Writes[d.ID]
+		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Status: d.Status,
+			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(),
+			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start),
+			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
+			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
+		out.Downloads = append(out.Downloads, row)
+		switch {
+		case !row.Complete:
+			problems = append(problems, fmt.Sprintf("download %s incomplete: status %d, %d of %d bytes, %s",
+				d.ID, d.Status, d.Bytes, d.Expected, d.Error))
+		case !found || !w.Complete:
+			problems = append(problems, fmt.Sprintf("download %s has no complete write record in the app", d.ID))
+		default:
+			run.DownloadsComplete++
+		}
+		writes = append(writes, row.WriteS)
+		completions = append(completions, row.CompletionS)
+	}
+	if len(res.Downloads) != c.Downloads {
+		problems = append(problems, fmt.Sprintf("%d downloads ran, the condition asks for %d", len(res.Downloads), c.Downloads))
+	}
+	run.WriteS, run.CompletionS = stats.Median(writes), stats.Median(completions)
+
+	if len(res.Baseline) > 0 {
+		var b stats.Latencies
+		for _, p := range res.Baseline {
+			b.Add(p.Latency)
+		}
+		b.Close()
+		run.BaselineP50Ms, run.BaselineP95Ms = stats.Ms(b.P50), stats.Ms(b.P95)
+	}
+	if run.RequestsOK < run.RequestsTotal {
+		problems = append([]string{fmt.Sprintf("%d of %d /fast requests failed", run.RequestsTotal-run.RequestsOK, run.RequestsTotal)}, problems...)
+	}
+
+	if rec.Sampler == nil {
+		problems = append(problems, "no /proc sampler series")
+	} else {
+		var ends []WriteEnd
+		for id, w := range rec.Writes {
+			ends = append(ends, WriteEnd{ID: id, UnixNano: w.StartNs + int64(w.Write)})
+		}
+		o := Observe(*rec.Sampler, res, ends)
+		run.Observed = &o
+		problems = append(problems, samplerProblems(o)...)
+		out.Sampler = Rows(rec.Condition, rec.Run, *rec.Sampler, res.StartUnixNano)
+	}
+	run.Valid = len(problems) == 0
+	run.Invalid = strings.Join(problems, "; ")
+	out.Run = run
+	return out
+}
+
+// samplerProblems are why a run's sampler data cannot be trusted.
+func samplerProblems(o report.Observed) []string {
+	var p []string
+	if len(o.Errors) > 0 {
+		p = append(p, fmt.Sprintf("the sampler reported %d error(s), first: %s", len(o.Errors), o.Errors[0]))
+	}
+	if o.Resources["app"].Samples == 0 {
+		p = append(p, "the sampler took no sample of the app in the load window")
+	}
+	if !slices.ContainsFunc(o.Workers, func(w report.WorkerWaits) bool { return w.Role == "app" && w.Samples > 0 }) {
+		p = append(p, "the sampler saw no app worker")
+	}
+	return p
+}
+
+// SummarizeCondition folds one condition's runs, in the article's way:
+// per run the p95 by nearest rank; per condition the median of the valid
+// runs' values. ref is the article's figure, zero where it gave none.
+func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue) report.Condition {
+	s := report.Condition{ID: c.ID, Server: c.Server.ID, Path: c.Path.ID, Downloads: c.Downloads,
+		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, TCPProfile: c.TCP.ID,
+		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
+		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
+		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}
+	var p50, maxs, writes, completions []float64
+	var valid []report.Run
+	for _, r := range runs {
+		s.RequestsOK += r.RequestsOK
+		s.RequestsTotal += r.RequestsTotal
+		s.DownloadsComplete += r.DownloadsComplete
+		s.DownloadsTotal += r.DownloadsTotal
+		if !r.Valid {
+			continue
+		}
+		valid = append(valid, r)
+		s.RunsValid++
+		s.P95MsRuns = append(s.P95MsRuns, r.P95Ms)
+		p50 = append(p50, r.P50Ms)
+		maxs = append(maxs, r.MaxMs)
+		s.LagMaxMs = max(s.LagMaxMs, r.LagMaxMs)
+		if r.DownloadsTotal > 0 {
+			writes = append(writes, r.WriteS)
+			completions = append(completions, r.CompletionS)
+		}
+	}
+	s.P95Ms = stats.Median(s.P95MsRuns)
+	s.P95MsMin, s.P95MsMax = stats.Range(s.P95MsRuns)
+	s.P50Ms = stats.Median(p50)
+	s.MaxMs = stats.Median(maxs)
+	s.WriteS = stats.Median(writes)
+	s.CompletionS = stats.Median(completions)
+	summarizeObserved(&s, valid)
+	return s
+}
+
+// summarizeObserved sets the sampler's figures from the valid runs. A
+// figure is set only when every valid run observed it, so a verdict never
+// reads a median over a partial or empty set.
+func summarizeObserved(s *report.Condition, valid []report.Run) {
+	var peaks, cpu, sendMin, sendMax, busy, mismatch []float64
+	throttled := map[string][]float64{}
+	for _, r := range slices.SortedFunc(slices.Values(valid), func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) }) {
+		o := r.Observed
+		if o == nil {
+			return
+		}
+		peaks = append(peaks, o.TempfilePeakMiB)
+		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
+			cpu = append(cpu, app.CPUPercent)
+		}
+		for role, res := range o.Resources {
+			throttled[role] = append(throttled[role], res.ThrottledShare)
+		}
+		shares := report.RunSendShares{Run: r.Run, App: []float64{}}
+		for _, w := range o.Workers {
+			if w.Samples == 0 {
+				continue
+			}
+			switch w.Role {
+			case "app":
+				shares.App = append(shares.App, w.SendShare)
+			case "proxy":
+				shares.Proxy = append(shares.Proxy, w.SendShare)
+			}
+		}
+		slices.SortFunc(shares.App, func(a, b float64) int { return cmp.Compare(b, a) })
+		slices.SortFunc(shares.Proxy, func(a, b float64) int { return cmp.Compare(b, a) })
+		s.SendShares = append(s.SendShares, shares)
+		if len(shares.App) > 0 {
+			sendMax, sendMin = append(sendMax, shares.App[0]), append(sendMin, shares.App[len(shares.App)-1])
+		}
+		if r.DownloadsTotal > 0 && o.AppSendQBusyShare != nil {
+			busy = append(busy, *o.AppSendQBusyShare)
+		}
+		worst, checked := 0.0, 0
+		for _, q := range o.AtWriteEnd {
+			if q.OwnSockets && q.UnreadBytes > 0 {
+				worst = max(worst, abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
+				checked++
+			}
+		}
+		if checked > 0 {
+			mismatch = append(mismatch, worst)
+		}
+	}
+	n := len(valid)
+	all := func(xs []float64, f func([]float64) float64) *float64 {
+		if n == 0 || len(xs) < n {
+			return nil
+		}
+		return report.Float(f(xs))
+	}
+	maxOf := func(xs []float64) float64 { _, hi := stats.Range(xs); return hi }
+	s.TempfilePeakMiB, s.TempfilePeakMiBMax = all(peaks, stats.Median[float64]), all(peaks, maxOf)
+	s.AppCPUPercent = all(cpu, stats.Median[float64])
+	s.AppWorkerSendShareMin, s.AppWorkerSendShareMax = all(sendMin, stats.Median[float64]), all(sendMax, stats.Median[float64])
+	s.AppSendQBusyShare = all(busy, stats.Median[float64])
+	s.WriteEndMismatchMax = all(mismatch, maxOf)
+	for role, v := range throttled {
+		s.ThrottledShare[role] = stats.Median(v)
+	}
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+// elapsed is the wall time since t, in seconds.
+func elapsed(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -1,0 +1,192 @@
+// Package podspec describes a pod as data: the WSGI server's command
+// line, NGINX in front of it or not, each container's CPU quota and memory
+// limit, and the network namespace's TCP sysctls. It starts nothing
+// (package stack does), so reports and verdicts can carry a pod's
+// description without linking Docker.
+package podspec
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"wsgilab/nginxconf"
+)
+
+// Defaults of Config, from article A's resource table.
+const (
+	DefaultCPUPeriod = 10 * time.Millisecond
+	DefaultAppCPUs   = 0.25
+	DefaultAppMemory = 128 << 20
+	// DefaultProxyCPUs and DefaultProxyMemory limit NGINX.
+	DefaultProxyCPUs   = 0.20
+	DefaultProxyMemory = 96 << 20
+	// DefaultClientCPUs and DefaultClientMemory limit the load generator.
+	DefaultClientCPUs   = 0.20
+	DefaultClientMemory = 128 << 20
+	// DefaultTCPRmem and DefaultTCPWmem are stock Linux values, pinned so
+	// results do not depend on the host's tuning.
+	DefaultTCPRmem = "4096 131072 6291456"
+	DefaultTCPWmem = "4096 16384 4194304"
+	// DefaultReadyWait bounds the wait for the first 200 from /fast.
+	DefaultReadyWait = 30 * time.Second
+	// AppPort is where the WSGI server listens on 127.0.0.1.
+	AppPort = 8000
+	// WritesLog is the app's write-duration log inside the app container.
+	WritesLog = "/tmp/lab-writes.jsonl"
+)
+
+// Limits are one container's CPU quota and memory limit.
+type Limits struct {
+	// CPUs is the CFS quota as a share of one core per Config.CPUPeriod.
+	CPUs float64 `json:"cpus"`
+	// Memory is the memory limit in bytes; swap is not allowed on top.
+	Memory int64 `json:"memory_bytes"`
+	// Cpuset pins the container to these CPUs ("0", "1-2"); empty lets it
+	// run anywhere.
+	Cpuset string `json:"cpuset,omitempty"`
+}
+
+// Server is the WSGI server's command line in the app container.
+type Server struct {
+	// ID names the server and worker model, e.g. "gunicorn-sync-2".
+	ID string `json:"id"`
+	// Cmd runs in wsgiapp.Dir and listens on 127.0.0.1:AppPort.
+	Cmd []string `json:"cmd"`
+	// Env is added to the app container's environment.
+	Env []string `json:"env,omitempty"`
+}
+
+// GunicornSync is article A's main server: `workers` sync workers.
+func GunicornSync(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-sync-%d", workers),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "sync", "--workers", strconv.Itoa(workers), "app:application"},
+	}
+}
+
+// GunicornGthread is article A's supplementary server: one process per
+// `workers` with `threads` threads each.
+func GunicornGthread(workers, threads int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-gthread-%dx%d", workers, threads),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "gthread", "--workers", strconv.Itoa(workers), "--threads", strconv.Itoa(threads),
+			"app:application"},
+	}
+}
+
+// Config is one pod's setup. Its zero value is not usable; New fills the
+// defaults.
+type Config struct {
+	// Image is the lab image reference (image.EnsureLab).
+	Image string `json:"image"`
+	// Server runs in the app container.
+	Server Server `json:"server"`
+	// Proxy, when set, puts NGINX in front; clients then talk to it.
+	Proxy *nginxconf.Config `json:"proxy,omitempty"`
+	// CPUPeriod is the CFS period of every limited container.
+	CPUPeriod time.Duration `json:"cpu_period_ns"`
+	// App, ProxyLimits and Client limit the three containers.
+	App         Limits `json:"app"`
+	ProxyLimits Limits `json:"proxy_limits"`
+	Client      Limits `json:"client"`
+	// TCPRmem and TCPWmem are pinned as net.ipv4.tcp_rmem and tcp_wmem in
+	// the shared network namespace: "MIN DEFAULT MAX" in bytes.
+	TCPRmem string `json:"tcp_rmem"`
+	TCPWmem string `json:"tcp_wmem"`
+	// ReadyWait bounds how long Start waits for /fast to answer 200.
+	ReadyWait time.Duration `json:"ready_wait_ns"`
+	// Sampler adds the /proc sampler's container: it joins the namespaces
+	// with CAP_SYS_PTRACE to read the others' /proc, in its own cgroup with
+	// no CPU quota, so sampling never eats a measured container's budget.
+	Sampler bool `json:"sampler"`
+}
+
+// Option changes a Config.
+type Option func(*Config)
+
+// WithServer sets the WSGI server.
+func WithServer(s Server) Option { return func(c *Config) { c.Server = s } }
+
+// WithProxy puts NGINX with p in front of the server; nil removes it.
+func WithProxy(p *nginxconf.Config) Option { return func(c *Config) { c.Proxy = p } }
+
+// WithAppLimits, WithProxyLimits and WithClientLimits set one container's limits.
+func WithAppLimits(l Limits) Option    { return func(c *Config) { c.App = l } }
+func WithProxyLimits(l Limits) Option  { return func(c *Config) { c.ProxyLimits = l } }
+func WithClientLimits(l Limits) Option { return func(c *Config) { c.Client = l } }
+
+// WithSampler adds or leaves out the /proc sampler's container.
+func WithSampler(on bool) Option { return func(c *Config) { c.Sampler = on } }
+
+// WithTCPMem pins tcp_rmem and tcp_wmem.
+func WithTCPMem(rmem, wmem string) Option {
+	return func(c *Config) { c.TCPRmem, c.TCPWmem = rmem, wmem }
+}
+
+// New returns the article's defaults for imageRef, changed by opts.
+func New(imageRef string, opts ...Option) Config {
+	c := Config{
+		Image:       imageRef,
+		Server:      GunicornSync(2),
+		CPUPeriod:   DefaultCPUPeriod,
+		App:         Limits{CPUs: DefaultAppCPUs, Memory: DefaultAppMemory},
+		ProxyLimits: Limits{CPUs: DefaultProxyCPUs, Memory: DefaultProxyMemory},
+		Client:      Limits{CPUs: DefaultClientCPUs, Memory: DefaultClientMemory},
+		TCPRmem:     DefaultTCPRmem,
+		TCPWmem:     DefaultTCPWmem,
+		ReadyWait:   DefaultReadyWait,
+		Sampler:     true,
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	return c
+}
+
+// Validate names the first malformed setting and the form it takes.
+func (c Config) Validate() error {
+	if c.Image == "" {
+		return errors.New("podspec: no image; call image.EnsureLab first")
+	}
+	if len(c.Server.Cmd) == 0 {
+		return errors.New("podspec: no server command; use WithServer(GunicornSync(2)) or similar")
+	}
+	if c.CPUPeriod < time.Millisecond || c.CPUPeriod > time.Second {
+		return fmt.Errorf("podspec: CPUPeriod %v must be between 1ms and 1s (the kernel's CFS bounds)", c.CPUPeriod)
+	}
+	for name, l := range map[string]Limits{"app": c.App, "proxy": c.ProxyLimits, "client": c.Client} {
+		if quota := time.Duration(l.CPUs * float64(c.CPUPeriod)); quota < time.Millisecond {
+			return fmt.Errorf("podspec: %s CPUs %.3g gives a quota of %v per %v period; the kernel needs at least 1ms", name, l.CPUs, quota, c.CPUPeriod)
+		}
+		if l.Memory < 6<<20 {
+			return fmt.Errorf("podspec: %s memory %d bytes is below Docker's 6 MiB minimum", name, l.Memory)
+		}
+	}
+	for name, v := range map[string]string{"TCPRmem": c.TCPRmem, "TCPWmem": c.TCPWmem} {
+		f := strings.Fields(v)
+		ok := len(f) == 3
+		var n [3]int64
+		for i := 0; ok && i < 3; i++ {
+			var err error
+			n[i], err = strconv.ParseInt(f[i], 10, 64)
+			ok = err == nil && n[i] > 0
+		}
+		if !ok || n[0] > n[1] || n[1] > n[2] {
+			return fmt.Errorf("podspec: %s %q must be three byte counts MIN <= DEFAULT <= MAX, e.g. %q", name, v, DefaultTCPRmem)
+		}
+	}
+	if c.Proxy != nil {
+		if err := c.Proxy.Validate(); err != nil {
+			return err
+		}
+	}
+	if c.ReadyWait <= 0 {
+		return errors.New("podspec: ReadyWait must be positive")
+	}
+	return nil
+}

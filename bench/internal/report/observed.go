@@ -1,0 +1,149 @@
+package report
+
+import "wsgilab/bench/internal/probe"
+
+// Observed is what the /proc sampler saw during one run, summarized; runs.json
+// carries it as the run's "observed" field.
+type Observed struct {
+	// TempfilePeakMiB is the peak logical size of NGINX's open temp files.
+	TempfilePeakMiB float64 `json:"tempfile_peak_mib"`
+	// Resources are per container role over the load window.
+	Resources map[string]ResourceSummary `json:"resources"`
+	// Workers are the app's and NGINX's worker processes.
+	Workers []WorkerWaits `json:"workers"`
+	// Hops are the queue peaks per socket hop.
+	Hops map[probe.Hop]HopPeak `json:"hops"`
+	// AppSendQBusyShare is the share of samples, from the downloads' start
+	// to the app's last write end, in which the app's sockets to its peer
+	// (client or NGINX) held unsent or unacknowledged bytes.
+	AppSendQBusyShare *float64 `json:"app_send_q_busy_share,omitempty"`
+	// AtWriteEnd is, per download, the path's queues at the first sample
+	// after the app's write ended.
+	AtWriteEnd []WriteEndQueues `json:"at_write_end"`
+	Probe      ProbeCost        `json:"probe"`
+	Errors     []string         `json:"errors,omitempty"`
+}
+
+// ResourceSummary is one container's cgroup usage over the window.
+type ResourceSummary struct {
+	CPUPercent     float64 `json:"cpu_percent"`
+	ThrottledShare float64 `json:"throttled_share"`
+	ThrottledMs    float64 `json:"throttled_ms"`
+	MaxMemoryMiB   float64 `json:"max_memory_mib"`
+	Samples        int     `json:"samples"`
+}
+
+// WorkerWaits is the share of samples a worker spent in each state.
+type WorkerWaits struct {
+	PID          int     `json:"pid"`
+	Role         string  `json:"role"`
+	Comm         string  `json:"comm"`
+	Samples      int     `json:"samples"`
+	SendShare    float64 `json:"send_share"`
+	IdleShare    float64 `json:"idle_share"`
+	RunningShare float64 `json:"running_share"`
+	OtherShare   float64 `json:"other_share"`
+}
+
+// HopPeak is a hop's largest queues in the window.
+type HopPeak struct {
+	PeakSendQBytes int64 `json:"peak_send_q_bytes"`
+	PeakRecvQBytes int64 `json:"peak_recv_q_bytes"`
+}
+
+// WriteEndQueues checks one download at the end of the app's write: once
+// the app has handed over every byte, the bytes not yet read by the client
+// are all in the path's queues.
+type WriteEndQueues struct {
+	ID string `json:"id"`
+	// AtMs is the sample's time from the run's start.
+	AtMs float64 `json:"at_ms"`
+	// QueuedBytes sums, per hop, the queues of the path at that sample
+	// (direct: this download's two sockets; via NGINX: all sockets of the
+	// path, both downloads).
+	QueuedBytes int64 `json:"queued_bytes"`
+	// Hops is the queued bytes per hop at that sample.
+	Hops map[probe.Hop]int64 `json:"hops"`
+	// UnreadBytes is the body size minus what the paced client had read.
+	UnreadBytes int64 `json:"unread_bytes"`
+	// OwnSockets is true when QueuedBytes counts this download's sockets
+	// only, so it should equal UnreadBytes.
+	OwnSockets bool `json:"own_sockets"`
+}
+
+// ProbeCost is what sampling cost, in the probe's own container.
+type ProbeCost struct {
+	CPUPercent  float64 `json:"cpu_percent"`
+	Ticks       int     `json:"ticks"`
+	Missed      int     `json:"missed"`
+	SampleP50Ms float64 `json:"sample_p50_ms"`
+	SampleMaxMs float64 `json:"sample_max_ms"`
+}
+
+// Rows of the probe's JSON-lines reports, each keyed by condition, run and
+// the time from the run's start.
+
+// ResourceRow is a line of resources.jsonl.
+type ResourceRow struct {
+	Condition       string  `json:"condition"`
+	Run             int     `json:"run"`
+	TMs             float64 `json:"t_ms"`
+	Container       string  `json:"container"`
+	CPUUsageNs      int64   `json:"cpu_usage_ns"`
+	NrPeriods       int64   `json:"nr_periods"`
+	NrThrottled     int64   `json:"nr_throttled"`
+	ThrottledNs     int64   `json:"throttled_ns"`
+	MemoryBytes     int64   `json:"memory_bytes"`
+	MemoryPeakBytes int64   `json:"memory_peak_bytes"`
+}
+
+// SocketRow is a line of sockets.jsonl: one hop at one instant.
+type SocketRow struct {
+	Condition  string    `json:"condition"`
+	Run        int       `json:"run"`
+	TMs        float64   `json:"t_ms"`
+	Hop        probe.Hop `json:"hop"`
+	SendQBytes int64     `json:"send_q_bytes"`
+	RecvQBytes int64     `json:"recv_q_bytes"`
+	Conns      int       `json:"conns"`
+}
+
+// WaitRow is a line of waits.jsonl: one thread at one instant.
+type WaitRow struct {
+	Condition string          `json:"condition"`
+	Run       int             `json:"run"`
+	TMs       float64         `json:"t_ms"`
+	Role      string          `json:"role"`
+	PID       int             `json:"pid"`
+	TID       int             `json:"tid"`
+	Comm      string          `json:"comm"`
+	Wchan     string          `json:"wchan"`
+	Syscall   string          `json:"syscall"`
+	State     probe.WaitState `json:"state"`
+}
+
+// TempFileRow is a line of tempfiles.jsonl.
+type TempFileRow struct {
+	Condition  string  `json:"condition"`
+	Run        int     `json:"run"`
+	TMs        float64 `json:"t_ms"`
+	TotalBytes int64   `json:"total_bytes"`
+	Files      int     `json:"files"`
+}
+
+// ProbeRows flattens a series into the four reports' rows; t is measured
+// from the load's start (negative before it).
+type ProbeRows struct {
+	Resources []ResourceRow
+	Sockets   []SocketRow
+	Waits     []WaitRow
+	TempFiles []TempFileRow
+}
+
+// Append adds x's rows to r's.
+func (r *ProbeRows) Append(x ProbeRows) {
+	r.Resources = append(r.Resources, x.Resources...)
+	r.Sockets = append(r.Sockets, x.Sockets...)
+	r.Waits = append(r.Waits, x.Waits...)
+	r.TempFiles = append(r.TempFiles, x.TempFiles...)
+}

@@ -1,0 +1,128 @@
+package verdict
+
+import (
+	"errors"
+	"fmt"
+
+	"wsgilab/bench/internal/report"
+)
+
+// Metric reads one figure of a condition summary, or says why it cannot.
+type Metric struct {
+	Name string
+	of   func(report.Condition) (float64, error)
+}
+
+var errNoValidRun = errors.New("no valid run")
+
+// measured is a metric every valid run has (latency, write, completion).
+func measured(name string, f func(report.Condition) float64) Metric {
+	return Metric{name, func(c report.Condition) (float64, error) {
+		if c.RunsValid == 0 {
+			return 0, errNoValidRun
+		}
+		return f(c), nil
+	}}
+}
+
+// sampled is a metric from the /proc sampler, absent (nil) when a valid
+// run lacked it.
+func sampled(name string, f func(report.Condition) *float64) Metric {
+	return Metric{name, func(c report.Condition) (float64, error) {
+		if c.RunsValid == 0 {
+			return 0, errNoValidRun
+		}
+		v := f(c)
+		if v == nil {
+			return 0, fmt.Errorf("no %s from the sampler", name)
+		}
+		return *v, nil
+	}}
+}
+
+// withDownloads is a metric that exists only when the runs had downloads.
+func withDownloads(m Metric) Metric {
+	return Metric{m.Name, func(c report.Condition) (float64, error) {
+		if c.DownloadsComplete == 0 {
+			return 0, errors.New("no complete download")
+		}
+		return m.of(c)
+	}}
+}
+
+// The metrics verdicts read.
+var (
+	P95          = measured("p95", func(c report.Condition) float64 { return c.P95Ms })
+	WriteS       = withDownloads(measured("write time", func(c report.Condition) float64 { return c.WriteS }))
+	CompletionS  = withDownloads(measured("completion time", func(c report.Condition) float64 { return c.CompletionS }))
+	TempPeak     = sampled("temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiB })
+	TempPeakMax  = sampled("largest temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiBMax })
+	AppCPU       = sampled("app CPU", func(c report.Condition) *float64 { return c.AppCPUPercent })
+	LeastBlocked = sampled("least blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMin })
+	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
+	SendQBusy    = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
+	// WriteEndMismatch is max |queued - unread| / unread at the app's
+	// write end, unread counted from the client's own reads.
+	WriteEndMismatch = withDownloads(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }))
+)
+
+// condCheck reads metric m of each condition in ids and judges the values.
+type condCheck struct {
+	ids   []string
+	m     Metric
+	judge func(v []float64) Outcome
+}
+
+func (c condCheck) Needs() []string { return c.ids }
+
+func (c condCheck) Eval(d Data) (Outcome, error) {
+	vals := make([]float64, len(c.ids))
+	for i, id := range c.ids {
+		cond, ok := d.Conditions[id]
+		if !ok {
+			return Outcome{}, fmt.Errorf("%s: no summary", id)
+		}
+		v, err := c.m.of(cond)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("%s: %w", id, err)
+		}
+		vals[i] = v
+	}
+	return c.judge(vals), nil
+}
+
+// Below holds when m of condition id is under limit.
+func Below(id string, m Metric, limit float64) Check {
+	return condCheck{[]string{id}, m, func(v []float64) Outcome {
+		return Outcome{v[0], fmt.Sprintf("< %g", limit), v[0] < limit}
+	}}
+}
+
+// Above holds when m of condition id is over limit.
+func Above(id string, m Metric, limit float64) Check {
+	return condCheck{[]string{id}, m, func(v []float64) Outcome {
+		return Outcome{v[0], fmt.Sprintf("> %g", limit), v[0] > limit}
+	}}
+}
+
+// Between holds when m of condition id is in [lo, hi].
+func Between(id string, m Metric, lo, hi float64) Check {
+	return condCheck{[]string{id}, m, func(v []float64) Outcome {
+		return Outcome{v[0], fmt.Sprintf("%g to %g", lo, hi), v[0] >= lo && v[0] <= hi}
+	}}
+}
+
+// Zero holds when m of condition id is exactly 0.
+func Zero(id string, m Metric) Check {
+	return condCheck{[]string{id}, m, func(v []float64) Outcome {
+		return Outcome{v[0], "= 0", v[0] == 0}
+	}}
+}
+
+// Less holds when m of condition a is under m of condition b; the
+// measured value is a's.
+func Less(a, b string, m Metric) Check {
+	return condCheck{[]string{a, b}, m, func(v []float64) Outcome {
+		return Outcome{v[0], fmt.Sprintf("< %.4g (%s)", v[1], b), v[0] < v[1]}
+	}}
+}

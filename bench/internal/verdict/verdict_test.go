@@ -1,0 +1,281 @@
+package verdict
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+func f(v float64) *float64 { return &v }
+
+// goodA is article A's summaries as measured here (reports/measurements.md):
+// every verdict holds on them.
+func goodA() map[string]report.Condition {
+	cs := map[string]report.Condition{}
+	add := func(id string, dl int, p95, write, peak, least, most float64) {
+		c := report.Condition{ID: id, Downloads: dl, RunsTotal: 3, RunsValid: 3, P95Ms: p95, P95MsRuns: []float64{p95, p95, p95},
+			RequestsOK: 216, RequestsTotal: 216, TempfilePeakMiB: f(peak), TempfilePeakMiBMax: f(peak),
+			AppCPUPercent: f(0.45), AppWorkerSendShareMin: f(least), AppWorkerSendShareMax: f(most)}
+		if dl > 0 {
+			c.DownloadsComplete, c.DownloadsTotal = 3*dl, 3*dl
+			c.WriteS, c.CompletionS = write, 8.006
+			c.AppSendQBusyShare, c.WriteEndMismatchMax = f(0.97), f(0.0027)
+		}
+		cs[id] = c
+	}
+	add("direct-0dl", 0, 1.36, 0, 0, 0, 0)
+	add("direct-1dl", 1, 1.17, 6.1, 0, 0, 0.7)
+	add("direct-2dl", 2, 5979.8, 6.603, 0, 0.71, 0.73)
+	add("nginx-off-0dl", 0, 1.44, 0, 0, 0, 0)
+	add("nginx-off-1dl", 1, 1.42, 4, 0, 0, 0.4)
+	add("nginx-off-2dl", 2, 3753.6, 4.654, 0, 0.42, 0.54)
+	add("nginx-on-0dl", 0, 1.46, 0, 0, 0, 0)
+	add("nginx-on-1dl", 1, 1.32, 0.05, 12.8, 0, 0.01)
+	add("nginx-on-2dl", 2, 1.45, 0.094, 25.6, 0.006, 0.016)
+	add("gthread-2dl", 2, 1.32, 6.6, 0, 0.7, 0.73)
+	return cs
+}
+
+// goodB is article B's rows as measured here (make test's ci profile).
+func goodB() []report.Throughput {
+	rates := map[string][2]float64{ // no blocking, 0.1 s blocking
+		"gunicorn-sync": {2193, 9.8}, "gunicorn-gevent": {2048, 780}, "uwsgi-sync": {2081, 9.8},
+		"uwsgi-async-ugreen": {1972, 9.8}, "uwsgi-gevent": {1618, 700}, "gunicorn-gthread-4": {2314, 38.8},
+	}
+	var rows []report.Throughput
+	for _, s := range slices.Sorted(maps.Keys(rates)) {
+		for i, block := range []int{0, 100} {
+			for _, gen := range []string{Ours, AB} {
+				r := rates[s][i]
+				if gen == AB {
+					r *= 1.05
+				}
+				runs := []float64{r}
+				if block == 0 { // paired runs, noisy: one pair of three far off
+					runs = []float64{r, r * 0.97, r * 1.02}
+					if gen == AB {
+						runs[1] *= 1.6
+					}
+				}
+				rows = append(rows, report.Throughput{ID: Cell(s, block), Server: s, Generator: gen, BlockingMs: block,
+					N: 3000, C: 100, ReqPerS: r, ReqPerSRuns: runs})
+			}
+		}
+	}
+	return rows
+}
+
+func good() Data { return Data{Conditions: goodA(), Throughput: goodB()} }
+
+func setA(id string, change func(*report.Condition)) func(*Data) {
+	return func(d *Data) {
+		c := d.Conditions[id]
+		change(&c)
+		d.Conditions[id] = c
+	}
+}
+
+func setRate(cell, gen string, rate float64) func(*Data) {
+	return func(d *Data) {
+		for i, r := range d.Throughput {
+			if r.ID == cell && r.Generator == gen {
+				runs := make([]float64, len(r.ReqPerSRuns))
+				for k := range runs {
+					runs[k] = rate
+				}
+				d.Throughput[i].ReqPerS, d.Throughput[i].ReqPerSRuns = rate, runs
+			}
+		}
+	}
+}
+
+func p95(v float64) func(*report.Condition)   { return func(c *report.Condition) { c.P95Ms = v } }
+func write(v float64) func(*report.Condition) { return func(c *report.Condition) { c.WriteS = v } }
+
+// contrary makes each verdict's data say the opposite: the verdict must fail.
+var contrary = map[string]func(*Data){
+	"direct-2dl-stalls":                    setA("direct-2dl", p95(900)),
+	"direct-1dl-idle":                      setA("direct-1dl", p95(5900)),
+	"nginx-off-1dl-idle":                   setA("nginx-off-1dl", p95(12)),
+	"nginx-on-1dl-idle":                    setA("nginx-on-1dl", p95(10)),
+	"nginx-on-2dl-idle":                    setA("nginx-on-2dl", p95(1100)),
+	"gthread-2dl-idle":                     setA("gthread-2dl", p95(5900)),
+	"direct-0dl-idle":                      setA("direct-0dl", p95(10.5)),
+	"nginx-off-0dl-idle":                   setA("nginx-off-0dl", p95(20)),
+	"nginx-on-0dl-idle":                    setA("nginx-on-0dl", p95(20)),
+	"nginx-off-2dl-not-idle":               setA("nginx-off-2dl", p95(2.3)),
+	"nginx-off-2dl-below-direct":           setA("nginx-off-2dl", p95(6000)),
+	"write-nginx-off-below-direct":         setA("nginx-off-2dl", write(6.7)),
+	"write-nginx-on-below-off":             setA("nginx-on-2dl", write(5)),
+	"write-nginx-on-short":                 setA("nginx-on-2dl", write(0.6)),
+	"tempfile-nginx-on-2dl":                setA("nginx-on-2dl", func(c *report.Condition) { c.TempfilePeakMiB = f(0) }),
+	"tempfile-nginx-off-0dl":               setA("nginx-off-0dl", func(c *report.Condition) { c.TempfilePeakMiBMax = f(0.1) }),
+	"tempfile-nginx-off-1dl":               setA("nginx-off-1dl", func(c *report.Condition) { c.TempfilePeakMiBMax = f(16) }),
+	"tempfile-nginx-off-2dl":               setA("nginx-off-2dl", func(c *report.Condition) { c.TempfilePeakMiBMax = f(32) }),
+	"workers-blocked-direct-2dl":           setA("direct-2dl", func(c *report.Condition) { c.AppWorkerSendShareMin = f(0.1) }),
+	"workers-free-nginx-on-2dl":            setA("nginx-on-2dl", func(c *report.Condition) { c.AppWorkerSendShareMax = f(0.6) }),
+	"app-cpu-direct-2dl":                   setA("direct-2dl", func(c *report.Condition) { c.AppCPUPercent = f(24) }),
+	"sendq-busy-direct-2dl":                setA("direct-2dl", func(c *report.Condition) { c.AppSendQBusyShare = f(0.2) }),
+	"completion-direct-8s":                 setA("direct-2dl", func(c *report.Condition) { c.CompletionS = 9.1 }),
+	"completion-nginx-off-8s":              setA("nginx-off-2dl", func(c *report.Condition) { c.CompletionS = 7.2 }),
+	"completion-nginx-on-8s":               setA("nginx-on-2dl", func(c *report.Condition) { c.CompletionS = 12 }),
+	"write-ends-when-rest-fits-direct-2dl": setA("direct-2dl", func(c *report.Condition) { c.WriteEndMismatchMax = f(0.3) }),
+
+	"b/no-blocking-all-alike":   setRate(Cell("uwsgi-sync", 0), Ours, 900),
+	"b/gunicorn-sync-collapses": setRate(Cell("gunicorn-sync", 100), Ours, 38),
+	"b/uwsgi-sync-collapses":    setRate(Cell("uwsgi-sync", 100), Ours, 5),
+	"b/gevent-keeps-rate":       setRate(Cell("gunicorn-gevent", 100), Ours, 300), // the article's 300 is under half of 1,000
+	"b/uwsgi-gevent-keeps-rate": setRate(Cell("uwsgi-gevent", 100), Ours, 9.8),
+	"b/ugreen-does-not-help":    setRate(Cell("uwsgi-async-ugreen", 100), Ours, 500),
+	"b/no-failed-requests": func(d *Data) {
+		for i := range d.Throughput {
+			if d.Throughput[i].ID == Cell("gunicorn-gthread-4", 100) && d.Throughput[i].Generator == AB {
+				d.Throughput[i].Failed = 3
+			}
+		}
+	},
+	"b/ours-matches-ab": setRate(Cell("gunicorn-gevent", 0), AB, 3000),
+}
+
+// The cross-check compares pairs, not medians: one disturbed pair does not
+// move it, a slowed generator in most pairs does, and unpaired runs are
+// missing data.
+func TestPairedRatio(t *testing.T) {
+	row := func(gen string, runs ...float64) report.Throughput {
+		return report.Throughput{ID: "x-block0", Generator: gen, ReqPerS: runs[0], ReqPerSRuns: runs}
+	}
+	r, err := PairedRatio(row(Ours, 2000, 1300, 2100, 1900, 2050), row(AB, 2100, 2000, 1200, 2000, 2100))
+	require.NoError(t, err)
+	assert.InDelta(t, 0.952, r, 0.001, "two disturbed pairs (0.65 and 1.75) are outvoted")
+	r, err = PairedRatio(row(Ours, 1000, 990, 1900, 1010, 1000), row(AB, 2100, 2000, 2000, 2000, 2100))
+	require.NoError(t, err)
+	assert.Less(t, r, 1-OursVsABTolerance, "a generator slowed in most pairs is caught")
+	_, err = PairedRatio(row(Ours, 2000, 2000, 2000), row(AB, 2000, 2000))
+	assert.ErrorContains(t, err, "3 runs of ours against 2 of ab")
+	_, err = PairedRatio(row(Ours, 2000, 2000), row(AB, 2000, 2000))
+	assert.ErrorContains(t, err, "at least 3")
+}
+
+func all() []Verdict { return append(slices.Clone(ArticleA), ArticleB...) }
+
+func clone(d Data) Data {
+	return Data{Conditions: maps.Clone(d.Conditions), Throughput: slices.Clone(d.Throughput)}
+}
+
+func status(t *testing.T, v Verdict, d Data) report.Claim {
+	t.Helper()
+	cs := Evaluate([]Verdict{v}, d)
+	require.Len(t, cs, 1)
+	return cs[0]
+}
+
+func TestTablesAreValid(t *testing.T) {
+	require.NoError(t, Validate(ArticleA))
+	require.NoError(t, Validate(ArticleB))
+	require.NoError(t, Validate(all()))
+}
+
+// Every verdict holds on the data measured here, fails on contrary data,
+// and never holds when the data it reads is missing or empty.
+func TestVerdicts(t *testing.T) {
+	for _, v := range all() {
+		t.Run(v.ID, func(t *testing.T) {
+			c := status(t, v, good())
+			require.Equal(t, report.StatusHolds, c.Status, "on good data: %+v", c)
+			assert.True(t, c.Holds)
+			assert.Equal(t, string(v.Kind), c.Kind)
+
+			change, ok := contrary[v.ID]
+			require.True(t, ok, "no contrary case for %s", v.ID)
+			d := clone(good())
+			change(&d)
+			c = status(t, v, d)
+			assert.Equal(t, report.StatusFails, c.Status, "on contrary data: %+v", c)
+			assert.False(t, c.Holds)
+
+			for _, id := range v.Check.Needs() {
+				// The condition ran, but no run of it was valid.
+				d := clone(good())
+				if _, isA := d.Conditions[id]; isA {
+					d.Conditions[id] = report.Condition{ID: id, RunsTotal: 3}
+				} else {
+					d.Throughput = slices.DeleteFunc(d.Throughput, func(r report.Throughput) bool { return r.ID == id && r.Generator == Ours })
+				}
+				c := status(t, v, d)
+				assert.Equal(t, report.StatusMissing, c.Status, "%s ran without valid data: %+v", id, c)
+				assert.False(t, c.Holds)
+				assert.Contains(t, c.Note, id)
+
+				// The condition did not run at all: not run, never a pass.
+				d = clone(good())
+				delete(d.Conditions, id)
+				d.Throughput = slices.DeleteFunc(d.Throughput, func(r report.Throughput) bool { return r.ID == id })
+				c = status(t, v, d)
+				assert.Equal(t, report.StatusNotRun, c.Status, "%s did not run: %+v", id, c)
+				assert.False(t, c.Holds || c.Evaluated)
+			}
+		})
+	}
+}
+
+// A verdict on the sampler's figures fails as missing when the sampler's
+// figures are absent, and the others are untouched.
+func TestSampledFiguresMissing(t *testing.T) {
+	d := clone(good())
+	for id, c := range d.Conditions {
+		c.TempfilePeakMiB, c.TempfilePeakMiBMax, c.AppCPUPercent = nil, nil, nil
+		c.AppWorkerSendShareMin, c.AppWorkerSendShareMax, c.AppSendQBusyShare, c.WriteEndMismatchMax = nil, nil, nil, nil
+		d.Conditions[id] = c
+	}
+	sampled := []string{"tempfile-nginx-on-2dl", "tempfile-nginx-off-0dl", "tempfile-nginx-off-1dl", "tempfile-nginx-off-2dl",
+		"workers-blocked-direct-2dl", "workers-free-nginx-on-2dl", "app-cpu-direct-2dl", "sendq-busy-direct-2dl",
+		"write-ends-when-rest-fits-direct-2dl"}
+	for _, c := range Evaluate(ArticleA, d) {
+		if slices.Contains(sampled, c.ID) {
+			assert.Equal(t, report.StatusMissing, c.Status, "%s: %+v", c.ID, c)
+			assert.Contains(t, c.Note, "from the sampler")
+		} else {
+			assert.Equal(t, report.StatusHolds, c.Status, "%s: %+v", c.ID, c)
+		}
+	}
+}
+
+// A download verdict on a condition whose downloads never completed is
+// missing data, even though the write time reads 0 (which is "< 0.5").
+func TestNoCompleteDownloadIsMissing(t *testing.T) {
+	d := clone(good())
+	setA("nginx-on-2dl", func(c *report.Condition) { c.DownloadsComplete, c.WriteS = 0, 0 })(&d)
+	v, ok := Find(ArticleA, "write-nginx-on-short")
+	require.True(t, ok)
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "no complete download")
+}
+
+// An article B row with no rate (a generator that measured nothing) is
+// missing data, not a rate of 0 that "collapses".
+func TestEmptyRateIsMissing(t *testing.T) {
+	d := clone(good())
+	setRate(Cell("gunicorn-sync", 100), Ours, 0)(&d)
+	v, _ := Find(ArticleB, "b/gunicorn-sync-collapses")
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "measured no rate")
+}
+
+// Harness checks and article claims are told apart.
+func TestKinds(t *testing.T) {
+	var harness []string
+	for _, v := range all() {
+		if v.Kind == Harness {
+			harness = append(harness, v.ID)
+		}
+	}
+	assert.ElementsMatch(t, []string{"completion-direct-8s", "completion-nginx-off-8s", "completion-nginx-on-8s",
+		"write-ends-when-rest-fits-direct-2dl", "b/ours-matches-ab"}, harness)
+}
