@@ -9,7 +9,7 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro deps image report bench unit clean
+.PHONY: test repro deps image report bench unit soak clean
 
 ## test: every test through gotestsum (article B at the ci profile); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
@@ -47,6 +47,21 @@ report:
 bench: deps
 	mkdir -p $(dir $(BENCH_OUT))
 	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 4h | tee $(BENCH_OUT)
+
+## soak: the CI profile N times back to back (default 5), each series in
+## SOAK_DIR/<i>; how often each verdict held and each figure's spread are
+## written into reports/measurements.md. Fails if any series failed.
+N ?= 5
+SOAK_DIR ?= $(CURDIR)/reports/soak
+soak: deps
+	rm -rf $(SOAK_DIR) && mkdir -p $(SOAK_DIR)
+	status=0; for i in $$(seq $(N)); do \
+	  echo "soak: series $$i of $(N) -> $(SOAK_DIR)/$$i"; \
+	  LAB_QUIET=1 LAB_REPORT_DIR=$(SOAK_DIR)/$$i $(GO) test ./bench -count=1 -timeout 85m > $(SOAK_DIR)/$$i.log 2>&1 \
+	    || { echo "soak: series $$i failed (see $(SOAK_DIR)/$$i.log)"; status=1; }; \
+	done; \
+	$(GO) run ./bench/cmd/labsoak -md reports/measurements.md $$(seq -f '$(SOAK_DIR)/%g' $(N)) || status=1; \
+	exit $$status
 
 ## unit: the tests that need no Docker
 unit:

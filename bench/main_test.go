@@ -45,7 +45,15 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	if code == 0 {
+		// No container outlives the series: Ctrl-C, SIGTERM and the
+		// -timeout panic purge it first (a panicking or failing test
+		// purges its own pods through t.Cleanup).
+		stop := lab.Session.Guard(testTimeout(), os.Stderr)
 		code = m.Run()
+		stop()
+		if n, err := lab.Session.Purge(); err != nil || n > 0 {
+			fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) the tests left (%v)\n", n, err)
+		}
 	}
 	// environment.json goes with a series; a run that measured nothing
 	// (make image) writes no report file.
@@ -89,12 +97,15 @@ func setUp() (int, error) {
 			"Fix: run 'make deps' as root (it starts dockerd, installing Debian's docker.io if needed), "+
 			"or start the daemon yourself, or point DOCKER_HOST at a running engine", where, err)
 	}
-	lab.Pool = pool
-
-	if n, err := stack.RemoveStale(pool.Client); err != nil {
+	if lab.Session, err = stack.NewSession(pool); err != nil {
 		return 1, err
-	} else if n > 0 {
-		fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) left by an earlier run\n", n)
+	}
+	reaped, err := lab.Session.Reap()
+	for _, r := range reaped {
+		fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) of dead series %s: %s\n", r.Containers, r.Series, r.Why)
+	}
+	if err != nil {
+		return 1, err
 	}
 
 	ver, err := pool.Client.Version()
@@ -130,8 +141,16 @@ func setUp() (int, error) {
 			base.Ref, base.Duration.Round(time.Millisecond), labImage.Ref, labImage.Duration.Round(time.Millisecond))
 	}
 
-	if env.Versions, err = stack.ReadVersions(pool, lab.Image); err != nil {
+	if env.Versions, err = stack.ReadVersions(lab.Session, lab.Image); err != nil {
 		return 1, err
+	}
+	// What could disturb the series, read while it runs nothing.
+	if env.Machine, err = engine.ReadMachine("/proc", "/proc", engine.DefaultMachineWindow, time.Sleep); err != nil {
+		return 1, err
+	}
+	env.Machine.CalibrationMBps = engine.Calibrate()
+	if env.Machine.Busy != "" {
+		fmt.Fprintf(os.Stderr, "wsgilab: a busy machine: %s; the verdicts will say so\n", env.Machine.Busy)
 	}
 	env.GeneratedAt = time.Now().UTC()
 	env.GoVersion = runtime.Version()
@@ -139,6 +158,16 @@ func setUp() (int, error) {
 	env.Pod = podspec.New(lab.Image)
 	env.Inspections = map[string]probe.Inspection{}
 	return 0, nil
+}
+
+// testTimeout is go test's -timeout (0 when there is none).
+func testTimeout() time.Duration {
+	f := flag.Lookup("test.timeout")
+	if f == nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(f.Value.String())
+	return d
 }
 
 // moduleRoot is the directory holding go.mod, above the package directory

@@ -34,7 +34,7 @@ func TestSmokeVersions(t *testing.T) {
 func TestSmokeFast(t *testing.T) {
 	for _, p := range []engine.Path{engine.Direct, engine.NginxOff, engine.NginxOn} {
 		t.Run(p.ID, func(t *testing.T) {
-			pod := stack.Start(t, lab.Pool, podspec.New(lab.Image, p.Option()))
+			pod := stack.Start(t, lab.Session, podspec.New(lab.Image, p.Option()), stack.Ident{Condition: "smoke-fast-" + p.ID})
 			var got fetch
 			require.NoError(t, pod.ExecJSON(pod.Client, &got, image.AgentPath, "get", "-expect-bytes", "12", pod.URL("/fast")))
 			assert.Equal(t, 200, got.Status)
@@ -50,7 +50,7 @@ func TestSmokeFast(t *testing.T) {
 // app records the response's write duration under the client's id.
 func TestSmokeLarge(t *testing.T) {
 	const size = 16 << 20
-	pod := stack.Start(t, lab.Pool, podspec.New(lab.Image))
+	pod := stack.Start(t, lab.Session, podspec.New(lab.Image), stack.Ident{Condition: "smoke-large"})
 	var got fetch
 	require.NoError(t, pod.ExecJSON(pod.Client, &got, image.AgentPath, "get", "-id", "smoke-large",
 		"-expect-bytes", "16777216", pod.URL("/large")))
@@ -71,7 +71,7 @@ func TestSmokeLarge(t *testing.T) {
 // from its cgroup, and that the namespace's TCP sysctls are the pinned ones.
 func TestSmokeLimits(t *testing.T) {
 	cfg := podspec.New(lab.Image, engine.NginxOn.Option())
-	pod := stack.Start(t, lab.Pool, cfg)
+	pod := stack.Start(t, lab.Session, cfg, stack.Ident{Condition: "smoke-limits"})
 	for role, c := range map[string]struct {
 		limits podspec.Limits
 		r      *dockertest.Resource
@@ -81,7 +81,7 @@ func TestSmokeLimits(t *testing.T) {
 		"client": {cfg.Client, pod.Client},
 	} {
 		t.Run(role, func(t *testing.T) {
-			ctr, err := lab.Pool.Client.InspectContainer(c.r.Container.ID)
+			ctr, err := lab.Session.Pool().Client.InspectContainer(c.r.Container.ID)
 			require.NoError(t, err)
 			period := cfg.CPUPeriod.Microseconds()
 			assert.Equal(t, period, ctr.HostConfig.CPUPeriod, "API CPU period")

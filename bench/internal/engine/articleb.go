@@ -128,9 +128,10 @@ var cpusB = struct{ server, client string }{"0", "1"}
 func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
 	t.Helper()
 	l.Reports.begin()
-	return stack.Start(t, l.Pool, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
+	return stack.Start(t, l.Session, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
 		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
-		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})))
+		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})),
+		stack.Ident{Condition: verdict.Cell(srv.ID, block)})
 }
 
 // RunB is one generator's run against a cell's server.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ory/dockertest/v3"
-
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
@@ -15,10 +13,10 @@ import (
 	"wsgilab/bench/internal/stack"
 )
 
-// Lab is what every run needs: the engine, the lab image, the settings
-// and the series' reports.
+// Lab is what every run needs: the series' session on the engine, the lab
+// image, the settings and the series' reports.
 type Lab struct {
-	Pool     *dockertest.Pool
+	Session  *stack.Session
 	Image    string
 	Settings Settings
 	Reports  *Reports
@@ -51,7 +49,7 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	}
 	l.Reports.begin()
 	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
-	pod := stack.Start(t, l.Pool, rec.Pod)
+	pod := stack.Start(t, l.Session, rec.Pod, stack.Ident{Condition: c.ID, Run: k})
 
 	spec, err := json.Marshal(c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k)))
 	if err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"wsgilab/bench/internal/report"
 )
 
 // Defaults of Settings.
@@ -18,8 +20,6 @@ const (
 	MaxRuns = 100
 	// DefaultProfile is article B's load unless LAB_PROFILE says otherwise.
 	DefaultProfile = "ci"
-	// DefaultReportDir is the report directory under the module root.
-	DefaultReportDir = "reports/out"
 )
 
 // Settings are the LAB_* environment variables, each checked once before
@@ -40,7 +40,7 @@ type Settings struct {
 var knownSettings = map[string]string{
 	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
-	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + DefaultReportDir + " under the module root",
+	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a directory for the report's screenshot (make repro)",
 }
@@ -71,7 +71,7 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	}
 	bad := func(k string) error { return fmt.Errorf("%s=%q: want %s", k, env[k], knownSettings[k]) }
 
-	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, DefaultReportDir)}
+	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, report.DefaultDir)}
 	if v, ok := env["LAB_RUNS"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxRuns {

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
+
+	"wsgilab/bench/internal/report"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -321,4 +324,20 @@ func TestTestsView(t *testing.T) {
 	assert.Equal(t, 2, v.Pass)
 	assert.Equal(t, 2, v.Fail)
 	assert.Equal(t, 1, v.Skip)
+}
+
+// A series run on a busy machine says so beside its verdicts.
+func TestBusyMachineSaysSo(t *testing.T) {
+	dir := copyFixture(t)
+	s := parse(t, render(t, dir))
+	assert.NotContains(t, text(s.sections["claims"]), "busy machine")
+
+	var env report.Environment
+	b, err := os.ReadFile(filepath.Join(dir, "environment.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &env))
+	env.Machine.Busy = "other programs used 37 % of the CPU before the series (threshold 10 %)"
+	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	s = parse(t, render(t, dir))
+	assert.Contains(t, text(s.sections["claims"]), "This series ran on a busy machine: other programs used 37 %")
 }

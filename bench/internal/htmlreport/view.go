@@ -57,7 +57,7 @@ type chartsView struct {
 func build(f *files) page {
 	p := page{
 		Header:          buildHeader(f),
-		Claims:          buildClaims(f.claims),
+		Claims:          buildClaims(f.claims, f.env),
 		P95:             p95Charts(f.conditions),
 		Timelines:       timelines(f),
 		WriteCompletion: writeCompletion(f.conditions),
@@ -109,6 +109,8 @@ func buildHeader(f *files) header {
 
 type claimsView struct {
 	Missing string
+	// Busy, when set, says the series ran on a busy machine.
+	Busy string
 	// Groups are the article claims, then the harness checks.
 	Groups  []claimGroup
 	Holds   int
@@ -131,11 +133,14 @@ var claimKinds = []struct{ kind, title, intro string }{
 	{"harness", "Harness checks", "Checks of the lab's own instruments: the client's pacing, the byte accounting between client and sockets, and our load generator against ab. They are asserted too, but say nothing about the servers."},
 }
 
-func buildClaims(cs []report.Claim) claimsView {
+func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 	if cs == nil {
 		return claimsView{Missing: notMeasured}
 	}
 	var v claimsView
+	if env != nil && env.Machine.Busy != "" {
+		v.Busy = "This series ran on a busy machine: " + env.Machine.Busy + ". Its figures may be disturbed."
+	}
 	groups := map[string]*claimGroup{}
 	for _, k := range claimKinds {
 		groups[k.kind] = &claimGroup{Title: k.title, Intro: k.intro}
@@ -410,6 +415,13 @@ func buildEnv(f *files) envView {
 			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn}, {"NGINX", e.Versions.Nginx},
 			{"uWSGI", e.Versions.UWSGI}, {"Django", e.Versions.Django}, {"gevent", e.Versions.Gevent},
 			{"CPU model", e.Versions.CPUModel},
+		}},
+		{"Machine, before the series", []kv{
+			{"CPU", fmt.Sprintf("%s × %d", e.Machine.CPUModel, e.Machine.CPUs)},
+			{"busy (other programs)", pct(e.Machine.BusyShare)}, {"stolen by the hypervisor", pct(e.Machine.StealShare)},
+			{"load average (1 min)", num(e.Machine.LoadAvg1)},
+			{"one core, SHA-256", num(e.Machine.CalibrationMBps) + " MB/s"},
+			{"verdict", cmp.Or(e.Machine.Busy, "quiet")},
 		}},
 		{"Default pod and limits", []kv{
 			{"server", e.Pod.Server.ID}, {"command", strings.Join(e.Pod.Server.Cmd, " ")},

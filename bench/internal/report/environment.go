@@ -21,6 +21,8 @@ type Environment struct {
 	// read back from inside: limits per container, namespace sysctls.
 	Pod         podspec.Config              `json:"pod"`
 	Inspections map[string]probe.Inspection `json:"inspections,omitempty"`
+	// Machine is what could disturb the series, read before it started.
+	Machine Machine `json:"machine"`
 }
 
 // Docker describes the engine.
@@ -56,4 +58,22 @@ type Image struct {
 	Ref      string        `json:"ref"`
 	Built    bool          `json:"built"`
 	Duration time.Duration `json:"duration_ns"`
+}
+
+// Machine is what could disturb a series, read before it starts.
+type Machine struct {
+	CPUModel string `json:"cpu_model"`
+	CPUs     int    `json:"cpus"`
+	// BusyShare and StealShare are the host's CPU time spent busy (user,
+	// nice, system, interrupts) and stolen by the hypervisor, as shares of
+	// all CPU time over WindowS, while the lab ran nothing.
+	WindowS    float64 `json:"window_s"`
+	BusyShare  float64 `json:"busy_share"`
+	StealShare float64 `json:"steal_share"`
+	LoadAvg1   float64 `json:"load_avg_1"`
+	// CalibrationMBps is one core's SHA-256 speed, MB/s.
+	CalibrationMBps float64 `json:"calibration_mb_per_s"`
+	// Busy, when set, says why the machine was not quiet: the series'
+	// verdicts are shown with that warning.
+	Busy string `json:"busy,omitempty"`
 }

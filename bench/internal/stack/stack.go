@@ -25,8 +25,8 @@ import (
 	"wsgilab/wsgiapp"
 )
 
-// Label marks every container the lab starts, so a later run can remove
-// what a crashed one left behind.
+// Label marks every container the lab starts; Session adds the series'
+// own labels, so a later run can remove what a dead one left behind.
 const Label = "wsgilab"
 
 // TB is what Start needs of a test or benchmark: testing.TB satisfies it,
@@ -39,29 +39,39 @@ type TB interface {
 	Fatalf(format string, args ...any)
 }
 
+// Ident names a pod in its series: the condition and the run it measures.
+type Ident struct {
+	Condition string
+	Run       int
+}
+
 // Pod is a started topology. Containers are purged by the test's cleanup.
 type Pod struct {
-	Config podspec.Config
-	pool   *dockertest.Pool
+	Config  podspec.Config
+	Ident   Ident
+	session *Session
+	pool    *dockertest.Pool
 	// Holder owns the network and PID namespaces; App, Proxy (nil when
 	// direct), Client and Sampler (nil unless Config.Sampler) join them.
 	Holder, App, Proxy, Client, Sampler *dockertest.Resource
 	samplerRuns                         int
 }
 
-// Start starts the pod described by c and waits until the client gets a
-// 200 from /fast through the pod's entry point. Any failure ends the test
-// with the cause and the failing container's log.
-func Start(t TB, pool *dockertest.Pool, c podspec.Config) *Pod {
+// Start starts the pod described by c, as id in session s, and waits
+// until the client gets a 200 from /fast through the pod's entry point.
+// Any failure ends the test with the cause and the failing container's
+// log; every container is purged by the test's cleanup, registered as it
+// is created.
+func Start(t TB, s *Session, c podspec.Config, id Ident) *Pod {
 	t.Helper()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
 	repo, tag := image.SplitRef(c.Image)
-	p := &Pod{Config: c, pool: pool}
+	p := &Pod{Config: c, Ident: id, session: s, pool: s.pool}
 
 	p.Holder = p.run(t, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("holder"),
+		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("holder"), Name: p.name("holder"),
 	}, func(hc *dc.HostConfig) {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
@@ -71,7 +81,7 @@ func Start(t TB, pool *dockertest.Pool, c podspec.Config) *Pod {
 
 	p.App = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
-		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: labels("app"),
+		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels("app"), Name: p.name("app"),
 	}, p.join, p.limit(c.App))
 
 	if c.Proxy != nil {
@@ -80,7 +90,7 @@ func Start(t TB, pool *dockertest.Pool, c podspec.Config) *Pod {
 			t.Fatal(err)
 		}
 		p.Proxy = p.run(t, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: labels("proxy"),
+			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: p.labels("proxy"), Name: p.name("proxy"),
 			// The config travels in the environment, so no bind mount ties
 			// the lab to a local engine.
 			Cmd: []string{"sh", "-c", `printf '%s' "$LAB_NGINX_CONF" > ` + NginxConfPath +
@@ -89,12 +99,12 @@ func Start(t TB, pool *dockertest.Pool, c podspec.Config) *Pod {
 	}
 
 	p.Client = p.run(t, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("client"),
+		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("client"), Name: p.name("client"),
 	}, p.join, p.limit(c.Client))
 
 	if c.Sampler {
 		p.Sampler = p.run(t, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: labels("sampler"),
+			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("sampler"), Name: p.name("sampler"),
 			CapAdd: []string{"SYS_PTRACE"},
 		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultSamplerMemory, DefaultSamplerMemory })
 	}
@@ -111,9 +121,11 @@ const DefaultSamplerMemory = 256 << 20
 // NginxConfPath is where the rendered config lands in the proxy container.
 const NginxConfPath = "/tmp/nginx.conf"
 
-func labels(role string) map[string]string {
-	return map[string]string{Label: "1", Label + ".role": role}
+func (p *Pod) labels(role string) map[string]string {
+	return p.session.labels(role, p.Ident.Condition, p.Ident.Run)
 }
+
+func (p *Pod) name(role string) string { return p.session.name(role, p.Ident.Condition, p.Ident.Run) }
 
 // run creates one container and registers its purge before anything else
 // can fail.
@@ -124,10 +136,10 @@ func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig
 		hc.PublishAllPorts = false
 	})...)
 	if err != nil {
-		t.Fatalf("stack: start %s container: %v", opts.Labels[Label+".role"], err)
+		t.Fatalf("stack: start %s container: %v", opts.Labels[LabelRole], err)
 	}
 	t.Cleanup(func() {
-		if err := p.pool.Purge(r); err != nil {
+		if err := removeContainer(p.pool.Client, r.Container.ID); err != nil {
 			t.Errorf("stack: purge %s: %v", r.Container.Name, err)
 		}
 	})
@@ -192,16 +204,36 @@ func (p *Pod) waitReady() error {
 
 func roleOf(r *dockertest.Resource) string {
 	if r.Container.Config != nil {
-		return r.Container.Config.Labels[Label+".role"]
+		return r.Container.Config.Labels[LabelRole]
 	}
 	return r.Container.Name
 }
 
+// DefaultExecWait bounds every exec: the longest load (article B's full
+// profile with blocking, 1,000 requests at 10 req/s) takes about 100 s.
+const DefaultExecWait = 5 * time.Minute
+
 // Exec runs cmd in r and returns its stdout; a non-zero exit is an error
-// carrying stderr.
+// carrying stderr. It gives up after DefaultExecWait.
 func (p *Pod) Exec(r *dockertest.Resource, cmd ...string) ([]byte, error) {
+	ctx, cancel := contextWithTimeout(DefaultExecWait)
+	defer cancel()
 	var stdout, stderr bytes.Buffer
-	code, err := r.Exec(cmd, dockertest.ExecOptions{StdOut: &stdout, StdErr: &stderr})
+	ex, err := p.pool.Client.CreateExec(dc.CreateExecOptions{Context: ctx, Container: r.Container.ID, Cmd: cmd,
+		AttachStdout: true, AttachStderr: true})
+	if err == nil {
+		err = p.pool.Client.StartExec(ex.ID, dc.StartExecOptions{Context: ctx, OutputStream: &stdout, ErrorStream: &stderr})
+	}
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	var code int
+	if err == nil {
+		var in *dc.ExecInspect
+		if in, err = p.pool.Client.InspectExec(ex.ID); err == nil {
+			code = in.ExitCode
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("exec %q in %s: %w", cmd, roleOf(r), err)
 	}
@@ -275,22 +307,4 @@ func (p *Pod) Writes() (map[string]WriteRecord, error) {
 		recs[w.ID] = w
 	}
 	return recs, nil
-}
-
-// RemoveStale removes labelled containers that an earlier, crashed run
-// left behind. Only one lab run may use an engine at a time: two would
-// also disturb each other's measurements.
-func RemoveStale(client *dc.Client) (int, error) {
-	cs, err := client.ListContainers(dc.ListContainersOptions{
-		All: true, Filters: map[string][]string{"label": {Label}},
-	})
-	if err != nil {
-		return 0, err
-	}
-	for _, c := range cs {
-		if err := client.RemoveContainer(dc.RemoveContainerOptions{ID: c.ID, Force: true, RemoveVolumes: true}); err != nil {
-			return 0, fmt.Errorf("stack: remove stale container %s: %w", c.ID[:12], err)
-		}
-	}
-	return len(cs), nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
@@ -27,17 +28,25 @@ sed 's/^/pkg:/' /etc/lab-image-packages
 
 var nginxVersion = regexp.MustCompile(`nginx/(\S+)`)
 
-// ReadVersions runs ref once and asks each component for its version.
-func ReadVersions(pool *dockertest.Pool, ref string) (report.Versions, error) {
+// DefaultVersionsWait bounds the run that reads the versions.
+const DefaultVersionsWait = time.Minute
+
+// ReadVersions runs ref once, in session s, and asks each component for
+// its version.
+func ReadVersions(s *Session, ref string) (report.Versions, error) {
+	pool := s.pool
 	repo, tag := image.SplitRef(ref)
 	r, err := pool.RunWithOptions(&dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript}, Labels: labels("versions"),
+		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript},
+		Labels: s.labels("versions", "setup", 0), Name: s.name("versions", "setup", 0),
 	}, func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
 	if err != nil {
 		return report.Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
 	}
-	defer pool.Purge(r)
-	code, err := pool.Client.WaitContainer(r.Container.ID)
+	defer removeContainer(pool.Client, r.Container.ID)
+	ctx, cancel := contextWithTimeout(DefaultVersionsWait)
+	defer cancel()
+	code, err := pool.Client.WaitContainerWithContext(r.Container.ID, ctx)
 	if err != nil {
 		return report.Versions{}, err
 	}

@@ -1,0 +1,64 @@
+package stack
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+)
+
+// Guard purges the session's containers when the process is told to stop
+// or is about to be killed, so that no lab container outlives its series:
+//
+//   - on SIGINT or SIGTERM it purges, then exits with 128 + the signal;
+//   - when deadline is set (go test's -timeout, whose expiry panics
+//     without running any cleanup), it purges margin before it, so the
+//     panic finds nothing left to leak.
+//
+// SIGKILL cannot be caught: Reap, at the next start, removes what a killed
+// series left. stop undoes the guard.
+func (s *Session) Guard(deadline time.Duration, log io.Writer) (stop func()) {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	var timer <-chan time.Time
+	var t *time.Timer
+	if deadline > 0 {
+		margin := min(30*time.Second, deadline/10)
+		t = time.NewTimer(deadline - margin)
+		timer = t.C
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-sigs:
+			n, err := s.Purge()
+			fmt.Fprintf(log, "wsgilab: %v: removed %d container(s) of series %s (%v); exiting\n", sig, n, s.ID, errText(err))
+			code := 1
+			if ss, ok := sig.(syscall.Signal); ok {
+				code = 128 + int(ss)
+			}
+			os.Exit(code)
+		case <-timer:
+			n, err := s.Purge()
+			fmt.Fprintf(log, "wsgilab: the test deadline (%v) is near: removed %d container(s) of series %s (%v) before go test panics\n",
+				deadline, n, s.ID, errText(err))
+		case <-done:
+		}
+	}()
+	return func() {
+		signal.Stop(sigs)
+		if t != nil {
+			t.Stop()
+		}
+		close(done)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return "no error"
+	}
+	return err.Error()
+}

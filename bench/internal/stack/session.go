@@ -1,0 +1,203 @@
+package stack
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+)
+
+// Labels every lab container carries, besides Label itself. A session is
+// one series: one process of the test binary (or a command) on one host.
+const (
+	LabelSeries    = Label + ".series"
+	LabelPID       = Label + ".pid"
+	LabelHost      = Label + ".host"
+	LabelBoot      = Label + ".boot"
+	LabelRole      = Label + ".role"
+	LabelCondition = Label + ".condition"
+	LabelRun       = Label + ".run"
+)
+
+// Session is one series' identity on the engine. Every container it starts
+// carries its labels and a readable name (series, condition, run, role),
+// so Purge removes exactly its containers (on a signal, a timeout or at the
+// end) and Reap, at a later start, can tell a dead series' leftovers from a
+// live series' containers, which it never touches.
+type Session struct {
+	// ID names the series: s<UTC time>-<4 random hex digits>.
+	ID string
+	// PID, Host and Boot locate the process that owns the series; Boot is
+	// the kernel's boot id, so a PID reused after a reboot is not mistaken
+	// for the owner.
+	PID  int
+	Host string
+	Boot string
+
+	pool *dockertest.Pool
+}
+
+// NewSession starts a series on pool's engine.
+func NewSession(pool *dockertest.Pool) (*Session, error) {
+	var b [2]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return nil, err
+	}
+	host, err := os.Hostname()
+	if err != nil {
+		return nil, err
+	}
+	return &Session{ID: "s" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:]),
+		PID: os.Getpid(), Host: host, Boot: bootID(), pool: pool}, nil
+}
+
+// Pool is the engine the session runs on.
+func (s *Session) Pool() *dockertest.Pool { return s.pool }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// labels are a container's labels in this session.
+func (s *Session) labels(role, condition string, run int) map[string]string {
+	return map[string]string{Label: "1", LabelSeries: s.ID, LabelPID: strconv.Itoa(s.PID), LabelHost: s.Host,
+		LabelBoot: s.Boot, LabelRole: role, LabelCondition: condition, LabelRun: strconv.Itoa(run)}
+}
+
+var unsafeName = regexp.MustCompile(`[^a-zA-Z0-9_.-]+`)
+
+// name is a container's name: wsgilab-<series>-<condition>-r<run>-<role>.
+func (s *Session) name(role, condition string, run int) string {
+	return unsafeName.ReplaceAllString(fmt.Sprintf("%s-%s-%s-r%d-%s", Label, s.ID, condition, run, role), "_")
+}
+
+// Purge force-removes every container of this session and returns how
+// many it removed. It is what a signal handler or a deadline calls; it
+// takes at most DefaultPurgeWait.
+func (s *Session) Purge() (int, error) {
+	return purge(s.pool.Client, map[string][]string{"label": {LabelSeries + "=" + s.ID}})
+}
+
+// DefaultPurgeWait bounds one removal.
+const DefaultPurgeWait = 30 * time.Second
+
+func purge(client *dc.Client, filters map[string][]string) (int, error) {
+	cs, err := client.ListContainers(dc.ListContainersOptions{All: true, Filters: filters})
+	if err != nil {
+		return 0, err
+	}
+	var errs []error
+	n := 0
+	for _, c := range cs {
+		err := removeContainer(client, c.ID)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	return n, errors.Join(errs...)
+}
+
+func removeContainer(client *dc.Client, id string) error {
+	ctx, cancel := contextWithTimeout(DefaultPurgeWait)
+	defer cancel()
+	err := client.RemoveContainer(dc.RemoveContainerOptions{ID: id, Force: true, RemoveVolumes: true, Context: ctx})
+	var gone *dc.NoSuchContainer
+	if err != nil && !errors.As(err, &gone) {
+		return fmt.Errorf("stack: remove container %s: %w", id[:12], err)
+	}
+	return nil
+}
+
+// Reaped is a dead series whose containers Reap removed.
+type Reaped struct {
+	Series     string
+	Containers int
+	// Why says how the series was judged dead.
+	Why string
+}
+
+// Reap removes the containers of every series on the engine whose owner
+// is dead: a process gone from this host (or from this boot), or a
+// container without a series label, left by a lab from before sessions.
+// A live series' containers, this one's included, are never touched.
+func (s *Session) Reap() ([]Reaped, error) {
+	cs, err := s.pool.Client.ListContainers(dc.ListContainersOptions{All: true,
+		Filters: map[string][]string{"label": {Label}}})
+	if err != nil {
+		return nil, err
+	}
+	bySeries := map[string][]dc.APIContainers{}
+	for _, c := range cs {
+		bySeries[c.Labels[LabelSeries]] = append(bySeries[c.Labels[LabelSeries]], c)
+	}
+	var out []Reaped
+	var errs []error
+	keys := make([]string, 0, len(bySeries))
+	for k := range bySeries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, series := range keys {
+		group := bySeries[series]
+		if series == s.ID {
+			continue
+		}
+		dead, why := s.dead(group[0].Labels)
+		if !dead {
+			continue
+		}
+		r := Reaped{Series: series, Why: why}
+		for _, c := range group {
+			if err := removeContainer(s.pool.Client, c.ID); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			r.Containers++
+		}
+		out = append(out, r)
+	}
+	return out, errors.Join(errs...)
+}
+
+// dead judges a series by its labels. A series owned by another host is
+// alive unless it is ours to judge: only this host can see its processes.
+func (s *Session) dead(l map[string]string) (bool, string) {
+	if l[LabelSeries] == "" {
+		return true, "no series label: left by a lab from before sessions"
+	}
+	if l[LabelHost] != s.Host {
+		return false, ""
+	}
+	if l[LabelBoot] != s.Boot {
+		return true, "its host has rebooted since"
+	}
+	pid, err := strconv.Atoi(l[LabelPID])
+	if err != nil || pid <= 0 {
+		return true, fmt.Sprintf("no owner pid (%q)", l[LabelPID])
+	}
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return true, fmt.Sprintf("its process %d is gone", pid)
+	}
+	return false, ""
+}
