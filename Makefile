@@ -9,26 +9,30 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro deps image report bench unit soak clean
+.PHONY: test repro deps settings image report bench unit soak clean
 
 ## test: every test through gotestsum (article B at the ci profile); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
-test: deps
+test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
 	status=0; $(GO) tool gotestsum --format testname \
 	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
-	  -- -count=1 -timeout 85m ./... || status=$$?; \
+	  -- -count=1 -p 1 -timeout 85m ./... || status=$$?; \
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
 	exit $$status
 
 ## repro: the full reproduction (article B at the article's -n); progress on
 ## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png.
 ## go test runs in bench/ (local directory mode) so its output streams.
-repro: deps
+repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
 	status=0; (cd bench && LAB_PROFILE=full $(GO) test -count=1 -timeout 4h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
+
+## settings: check every LAB_* setting before anything is written
+settings:
+	@$(GO) run ./bench/cmd/labsettings
 
 ## deps: install mmdebstrap, curl and chromium, reach a Docker daemon (as root)
 deps:
@@ -44,7 +48,7 @@ report:
 
 ## bench: every condition as a Go benchmark, BENCH_COUNT samples, into
 ## BENCH_OUT; compare two with: go tool benchstat old.txt new.txt
-bench: deps
+bench: deps settings
 	mkdir -p $(dir $(BENCH_OUT))
 	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 4h | tee $(BENCH_OUT)
 
@@ -53,7 +57,7 @@ bench: deps
 ## written into reports/measurements.md. Fails if any series failed.
 N ?= 5
 SOAK_DIR ?= $(CURDIR)/reports/soak
-soak: deps
+soak: deps settings
 	rm -rf $(SOAK_DIR) && mkdir -p $(SOAK_DIR)
 	status=0; for i in $$(seq $(N)); do \
 	  echo "soak: series $$i of $(N) -> $(SOAK_DIR)/$$i"; \

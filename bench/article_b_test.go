@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -29,17 +28,8 @@ func TestArticleB(t *testing.T) {
 			id := verdict.Cell(srv.ID, block)
 			t.Run(id, func(t *testing.T) {
 				pod := lab.StartB(t, srv, block)
-				require.NoError(t, lab.WarmUpB(pod, prof))
-				runs := map[string][]engine.RunB{}
-				for k := 1; k <= prof.Repeats[block]; k++ {
-					for _, gen := range engine.Order(k) {
-						t.Run(fmt.Sprintf("%s-%d", gen, k), func(t *testing.T) {
-							r, err := lab.MeasureB(pod, srv, block, gen, k, prof, 0)
-							require.NoError(t, err)
-							runs[gen] = append(runs[gen], r)
-						})
-					}
-				}
+				runs, err := lab.MeasurePairsB(pod, srv, block, prof, 0)
+				require.NoError(t, err)
 				for _, gen := range engine.GeneratorsB {
 					row := engine.RowB(srv, block, gen, runs[gen])
 					require.NoError(t, lab.Reports.AddThroughput(row, engine.Sampled(runs[gen])))
@@ -69,15 +59,8 @@ func TestCrossCheckCatchesSlowGenerator(t *testing.T) {
 	slowed := *lab
 	slowed.Reports = engine.NewReports(t.TempDir(), &env)
 	pod := slowed.StartB(t, srv, 0)
-	require.NoError(t, slowed.WarmUpB(pod, prof))
-	runs := map[string][]engine.RunB{}
-	for k := 1; k <= prof.Repeats[0]; k++ {
-		for _, gen := range engine.Order(k) {
-			r, err := slowed.MeasureB(pod, srv, 0, gen, k, prof, map[string]time.Duration{verdict.Ours: burn}[gen])
-			require.NoError(t, err)
-			runs[gen] = append(runs[gen], r)
-		}
-	}
+	runs, err := slowed.MeasurePairsB(pod, srv, 0, prof, burn)
+	require.NoError(t, err)
 	ours, ab := engine.RowB(srv, 0, verdict.Ours, runs[verdict.Ours]), engine.RowB(srv, 0, verdict.AB, runs[verdict.AB])
 	ratio, err := verdict.PairedRatio(ours, ab)
 	require.NoError(t, err)

@@ -77,7 +77,7 @@ type ProfileB struct {
 }
 
 // ProfilesB: "full" is the article's -n; "ci" scales N down and takes more,
-// shorter pairs, so the suite takes about 4 minutes here (the slowest
+// shorter pairs, so the suite takes about 7 minutes here (the slowest
 // cells run at 10 req/s).
 var ProfilesB = map[string]ProfileB{
 	"full": {N: map[int]int{0: 10000, 100: 1000}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 5, 100: 1}, WarmupN: 500,
@@ -127,7 +127,7 @@ var cpusB = struct{ server, client string }{"0", "1"}
 // article's machine; client 1 CPU.
 func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
 	t.Helper()
-	l.Reports.begin()
+	l.Reports.begin(verdict.Cell(srv.ID, block))
 	return stack.Start(t, l.Session, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
 		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
 		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})),
@@ -153,6 +153,32 @@ type recordB struct {
 
 // pathB is article B's request: the view AES-encrypts its query.
 const pathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
+
+// MeasurePairsB measures a cell: after WarmUpB, prof.Repeats[block] pairs
+// of runs against the pod's server, one of each generator, in Order. burn
+// is our generator's test knob (load.ClosedSpec.Burn), 0 in every
+// measurement. The runs come back by generator in pair order; any failed
+// run fails the call, so the two lists always pair up.
+func (l *Lab) MeasurePairsB(pod *stack.Pod, srv ServerB, block int, prof ProfileB, burn time.Duration) (map[string][]RunB, error) {
+	if err := l.WarmUpB(pod, prof); err != nil {
+		return nil, err
+	}
+	runs := map[string][]RunB{}
+	for k := 1; k <= prof.Repeats[block]; k++ {
+		for _, gen := range Order(k) {
+			b := time.Duration(0)
+			if gen == verdict.Ours {
+				b = burn
+			}
+			r, err := l.MeasureB(pod, srv, block, gen, k, prof, b)
+			if err != nil {
+				return nil, fmt.Errorf("%s pair %d, %s: %w", verdict.Cell(srv.ID, block), k, gen, err)
+			}
+			runs[gen] = append(runs[gen], r)
+		}
+	}
+	return runs, nil
+}
 
 // WarmUpB sends the profile's WarmupN requests from our generator to a
 // fresh server; nothing is recorded.

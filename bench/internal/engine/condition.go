@@ -1,9 +1,9 @@
 // Package engine is the lab's engine: conditions as typed data, one run of
 // a condition in a fresh pod (start it, load it, sample it, collect), and
 // the one summarizing path from a run's raw record to its report rows and
-// a condition's summary. The tests in package bench, the sweep and a
-// team's own-stack check all drive it; verdicts are judged on its
-// summaries by package verdict.
+// a condition's summary. It is the one place a condition is run: package
+// bench's tests and benchmarks drive it, and so can any other entry point;
+// package verdict judges its summaries.
 package engine
 
 import (

@@ -25,8 +25,10 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	from, to := res.StartUnixNano, res.StartUnixNano+int64(res.Elapsed)
 	in := func(t int64) bool { return t >= from && t <= to }
 
+	o.Proxied = s.Spec.ProxyPort != 0
 	for _, t := range s.TempFiles {
 		if in(t.UnixNano) {
+			o.TempfileSamples++
 			o.TempfilePeakMiB = max(o.TempfilePeakMiB, float64(t.TotalBytes)/(1<<20))
 		}
 	}

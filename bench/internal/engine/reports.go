@@ -28,6 +28,7 @@ type Reports struct {
 	downloads  []report.Download
 	sampled    report.ProbeRows
 	throughput []report.Throughput
+	attempted  []string                  // every condition and cell started
 	claims     map[string][]report.Claim // by table: "a", "b"
 	wrote      bool
 }
@@ -47,12 +48,16 @@ func (r *Reports) Wrote() bool {
 	return r.wrote
 }
 
-// begin marks the series' start at its first run, whoever starts it: a
-// test, a benchmark or a command.
-func (r *Reports) begin() {
+// begin marks the series' start at its first run, whoever starts it (a
+// test, a benchmark or a command), and records that id was attempted, so a
+// condition that fails before its first row still counts as run.
+func (r *Reports) begin(id string) {
 	r.mu.Lock()
 	if r.started.IsZero() {
 		r.started = time.Now()
+	}
+	if !slices.Contains(r.attempted, id) {
+		r.attempted = append(r.attempted, id)
 	}
 	r.mu.Unlock()
 }
@@ -65,24 +70,29 @@ var articleFigures = func() map[string]report.ArticleValue {
 	return v
 }()
 
+// attemptA lists c among the series' conditions before its first run, so
+// a condition whose runs all fail shows in the summaries with no valid run.
+func (r *Reports) attemptA(c Condition) {
+	r.mu.Lock()
+	if !slices.ContainsFunc(r.conditions, func(x Condition) bool { return x.ID == c.ID }) {
+		r.conditions = append(r.conditions, c)
+	}
+	r.mu.Unlock()
+}
+
 // AddRun summarizes rec, a run of c, writes its raw record and rewrites
 // the series' reports.
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
 	rows := SummarizeRun(c, rec)
 	rows.Run.WallS = elapsed(rec.Started) // the pod's teardown follows; series.json counts it
-	if err := report.WriteFile(filepath.Join(r.dir, "raw"), fmt.Sprintf("%s-run%d.json", c.ID, rec.Run), report.JSON(rec)); err != nil {
-		return rows.Run, err
-	}
+	rawErr := report.WriteFile(filepath.Join(r.dir, "raw"), fmt.Sprintf("%s-run%d.json", c.ID, rec.Run), report.JSON(rec))
 	r.mu.Lock()
-	if !slices.ContainsFunc(r.conditions, func(x Condition) bool { return x.ID == c.ID }) {
-		r.conditions = append(r.conditions, c)
-	}
 	r.runs = append(r.runs, rows.Run)
 	r.requests = append(r.requests, rows.Requests...)
 	r.downloads = append(r.downloads, rows.Downloads...)
 	r.sampled.Append(rows.Sampler)
 	r.mu.Unlock()
-	return rows.Run, r.writeA()
+	return rows.Run, errors.Join(rawErr, r.writeA())
 }
 
 // Conditions summarizes every condition that has runs.
@@ -110,7 +120,8 @@ func (r *Reports) conditionsLocked() []report.Condition {
 // so far and rewrites claims.json.
 func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, error) {
 	r.mu.Lock()
-	d := verdict.Data{Conditions: map[string]report.Condition{}, Throughput: slices.Clone(r.throughput)}
+	d := verdict.Data{Conditions: map[string]report.Condition{}, Throughput: slices.Clone(r.throughput),
+		Attempted: slices.Clone(r.attempted)}
 	for _, c := range r.conditionsLocked() {
 		d.Conditions[c.ID] = c
 	}
@@ -182,12 +193,19 @@ func (r *Reports) WriteSampled() error {
 	return nil
 }
 
-// writeClaims writes claims.json: article A's verdicts, then article B's.
+// writeClaims writes claims.json: the article claims (article A's, then
+// B's), then the harness checks.
 func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
-	for _, t := range []string{"a", "b"} {
-		all = append(all, r.claims[t]...)
+	for _, kind := range []verdict.Kind{verdict.Article, verdict.Harness} {
+		for _, t := range []string{"a", "b"} {
+			for _, c := range r.claims[t] {
+				if c.Kind == string(kind) {
+					all = append(all, c)
+				}
+			}
+		}
 	}
 	r.wrote = true
 	r.mu.Unlock()

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,7 +34,6 @@ type Record struct {
 	Client    probe.Inspection             `json:"client_inspection"`
 	Sampler   *probe.Series                `json:"sampler,omitempty"`
 	Started   time.Time                    `json:"started_at"`
-	Params    report.Condition             `json:"-"`
 }
 
 // RunA runs condition c once, as run k, in a fresh pod: start the pod,
@@ -47,7 +47,8 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	if err := c.Validate(); err != nil {
 		return report.Run{}, err
 	}
-	l.Reports.begin()
+	l.Reports.begin(c.ID)
+	l.Reports.attemptA(c)
 	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
 	pod := stack.Start(t, l.Session, rec.Pod, stack.Ident{Condition: c.ID, Run: k})
 
@@ -61,11 +62,8 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	}
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
 	series, err := sampling.Stop()
-	if loadErr != nil {
-		return report.Run{}, fmt.Errorf("load: %w", loadErr)
-	}
-	if err != nil {
-		return report.Run{}, fmt.Errorf("sampler: %w", err)
+	if loadErr != nil || err != nil {
+		return report.Run{}, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
 	if rec.Writes, err = pod.Writes(); err != nil {
@@ -75,4 +73,12 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 		return report.Run{}, err
 	}
 	return l.Reports.AddRun(c, rec)
+}
+
+// wrap prefixes err with what failed; nil stays nil.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

@@ -42,7 +42,8 @@ var knownSettings = map[string]string{
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
 	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
-	"LAB_BROWSER_DIR": "a directory for the report's screenshot (make repro)",
+	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
+	"LAB_NO_BROWSER":  "1 (skip the report's headless Chromium test) or 0",
 }
 
 // ParseSettings reads the LAB_* variables from environ (os.Environ's
@@ -92,6 +93,14 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		case "0", "false", "no":
 		default:
 			errs = append(errs, bad("LAB_QUIET"))
+		}
+	}
+	if v, ok := env["LAB_NO_BROWSER"]; ok && v != "0" && v != "1" {
+		errs = append(errs, bad("LAB_NO_BROWSER"))
+	}
+	if v, ok := env["LAB_BROWSER_DIR"]; ok {
+		if st, err := os.Stat(v); err != nil || !st.IsDir() {
+			errs = append(errs, bad("LAB_BROWSER_DIR"))
 		}
 	}
 	if v, ok := env["LAB_REPORT_DIR"]; ok {

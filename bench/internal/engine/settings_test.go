@@ -53,7 +53,9 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_REPORT_DIR=" + file, "is not a directory"},
 		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
 		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
-		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RUNS`},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RUNS`},
+		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
+		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},
 	}
 	if os.Geteuid() != 0 { // root writes anywhere

@@ -126,6 +126,14 @@ func samplerProblems(o report.Observed) []string {
 	if !slices.ContainsFunc(o.Workers, func(w report.WorkerWaits) bool { return w.Role == "app" && w.Samples > 0 }) {
 		p = append(p, "the sampler saw no app worker")
 	}
+	if o.Proxied {
+		if !slices.ContainsFunc(o.Workers, func(w report.WorkerWaits) bool { return w.Role == "proxy" && w.Samples > 0 }) {
+			p = append(p, "the sampler saw no NGINX worker")
+		}
+		if o.TempfileSamples == 0 {
+			p = append(p, "the sampler took no sample of NGINX's temp files")
+		}
+	}
 	return p
 }
 
@@ -173,14 +181,16 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var peaks, cpu, sendMin, sendMax, busy, mismatch []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch []float64
 	throttled := map[string][]float64{}
 	for _, r := range slices.SortedFunc(slices.Values(valid), func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) }) {
 		o := r.Observed
 		if o == nil {
 			return
 		}
-		peaks = append(peaks, o.TempfilePeakMiB)
+		if o.TempfileSamples > 0 {
+			peaks = append(peaks, o.TempfilePeakMiB)
+		}
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			cpu = append(cpu, app.CPUPercent)
 		}
@@ -204,6 +214,9 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		s.SendShares = append(s.SendShares, shares)
 		if len(shares.App) > 0 {
 			sendMax, sendMin = append(sendMax, shares.App[0]), append(sendMin, shares.App[len(shares.App)-1])
+		}
+		if len(shares.Proxy) > 0 {
+			proxyMax = append(proxyMax, shares.Proxy[0])
 		}
 		if r.DownloadsTotal > 0 && o.AppSendQBusyShare != nil {
 			busy = append(busy, *o.AppSendQBusyShare)
@@ -230,6 +243,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.TempfilePeakMiB, s.TempfilePeakMiBMax = all(peaks, stats.Median[float64]), all(peaks, maxOf)
 	s.AppCPUPercent = all(cpu, stats.Median[float64])
 	s.AppWorkerSendShareMin, s.AppWorkerSendShareMax = all(sendMin, stats.Median[float64]), all(sendMax, stats.Median[float64])
+	s.ProxyWorkerSendShareMax = all(proxyMax, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])
 	s.WriteEndMismatchMax = all(mismatch, maxOf)
 	for role, v := range throttled {

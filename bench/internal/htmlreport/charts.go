@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/stats"
 )
 
 // maxLinePoints bounds the points of one series in a chart; longer series
@@ -504,7 +503,7 @@ func waitsChart(ws []waitShares) figure {
 	offs := [3]float64{-0.25, 0, 0.25}
 	for i, w := range ws {
 		names = append(names, w.id)
-		vals := [3]float64{stats.Median(w.most), stats.Median(w.least), stats.Median(w.proxy)}
+		vals := [3]float64{w.most, w.least, w.proxy}
 		for k := range 3 {
 			xs[k] = append(xs[k], float64(i)+offs[k])
 			vs[k] = append(vs[k], 100*vals[k])

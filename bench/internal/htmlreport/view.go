@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/stats"
 )
 
 // page is everything the template prints; built from the files alone.
@@ -260,33 +259,33 @@ type waitRow struct {
 type waitShares struct {
 	id                 string
 	runs               int
-	most, least, proxy []float64
+	most, least, proxy float64
+	hasProxy           bool
 	perRun             []string
 }
 
-// waitsOf is, per condition, the send shares of the app's most and least
-// blocked worker and of NGINX's most blocked worker in each valid run, as
-// conditions.json summarized them.
+// waitsOf is, per condition whose summary has them, the medians over valid
+// runs of the send shares of the app's most and least blocked worker and
+// of NGINX's most blocked worker, as conditions.json summarized them, with
+// each run's shares for the table.
 func waitsOf(f *files) []waitShares {
 	var out []waitShares
 	for _, c := range f.conditions {
-		w := waitShares{id: c.ID}
+		if c.AppWorkerSendShareMax == nil || c.AppWorkerSendShareMin == nil {
+			continue
+		}
+		w := waitShares{id: c.ID, runs: len(c.SendShares), most: *c.AppWorkerSendShareMax, least: *c.AppWorkerSendShareMin}
+		if c.ProxyWorkerSendShareMax != nil {
+			w.proxy, w.hasProxy = *c.ProxyWorkerSendShareMax, true
+		}
 		for _, r := range c.SendShares {
-			if len(r.App) == 0 {
-				continue
-			}
-			w.runs++
-			w.most, w.least = append(w.most, r.App[0]), append(w.least, r.App[len(r.App)-1])
 			s := fmt.Sprintf("r%d: %s", r.Run, joinPct(r.App))
 			if len(r.Proxy) > 0 {
-				w.proxy = append(w.proxy, r.Proxy[0])
 				s += " (nginx " + joinPct(r.Proxy) + ")"
 			}
 			w.perRun = append(w.perRun, s)
 		}
-		if w.runs > 0 {
-			out = append(out, w)
-		}
+		out = append(out, w)
 	}
 	return out
 }
@@ -311,10 +310,10 @@ func buildWaits(f *files) waitsView {
 	}
 	v := waitsView{Chart: waitsChart(ws)}
 	for _, w := range ws {
-		r := waitRow{ID: w.id, Runs: fmt.Sprint(w.runs), Most: pct(stats.Median(w.most)),
-			Least: pct(stats.Median(w.least)), Proxy: "–", PerRun: strings.Join(w.perRun, "; ")}
-		if len(w.proxy) > 0 {
-			r.Proxy = pct(stats.Median(w.proxy))
+		r := waitRow{ID: w.id, Runs: fmt.Sprint(w.runs), Most: pct(w.most),
+			Least: pct(w.least), Proxy: "–", PerRun: strings.Join(w.perRun, "; ")}
+		if w.hasProxy {
+			r.Proxy = pct(w.proxy)
 		}
 		v.Rows = append(v.Rows, r)
 	}

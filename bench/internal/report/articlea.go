@@ -45,7 +45,7 @@ type Run struct {
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	MaxMs float64 `json:"max_ms"`
-	// LagMaxMs and LagP99Ms are how late the prober sent its requests.
+	// LagMaxMs and LagP99Ms are how late the /fast requester sent its requests.
 	LagMaxMs float64 `json:"lag_max_ms"`
 	LagP99Ms float64 `json:"lag_p99_ms"`
 	// WriteS and CompletionS are the medians over this run's downloads.
@@ -57,7 +57,7 @@ type Run struct {
 	DownloadsTotal    int     `json:"downloads_total"`
 	// BaselineP50Ms and BaselineP95Ms time plain sequential exchanges with
 	// /fast after the load (0-download conditions only): the endpoint
-	// without the prober's scheduling.
+	// without the requester's scheduling.
 	BaselineP50Ms float64 `json:"baseline_p50_ms,omitempty"`
 	BaselineP95Ms float64 `json:"baseline_p95_ms,omitempty"`
 	// WindowS is the load's own duration; WallS the whole run with the
@@ -148,6 +148,9 @@ type Condition struct {
 	ThrottledShare        map[string]float64 `json:"throttled_share"`
 	AppWorkerSendShareMin *float64           `json:"app_worker_send_share_min"`
 	AppWorkerSendShareMax *float64           `json:"app_worker_send_share_max"`
+	// ProxyWorkerSendShareMax is the median over runs of NGINX's most
+	// blocked worker's send share (nil without NGINX).
+	ProxyWorkerSendShareMax *float64 `json:"proxy_worker_send_share_max"`
 	// SendShares are each valid run's workers' send shares, app and
 	// NGINX, as the report's waits table shows them.
 	SendShares        []RunSendShares `json:"send_shares"`

@@ -5,8 +5,13 @@ import "wsgilab/bench/internal/probe"
 // Observed is what the /proc sampler saw during one run, summarized; runs.json
 // carries it as the run's "observed" field.
 type Observed struct {
-	// TempfilePeakMiB is the peak logical size of NGINX's open temp files.
+	// TempfilePeakMiB is the peak logical size of NGINX's open temp files
+	// over TempfileSamples samples in the window (none on a direct path,
+	// where there is no NGINX to sample).
 	TempfilePeakMiB float64 `json:"tempfile_peak_mib"`
+	TempfileSamples int     `json:"tempfile_samples"`
+	// Proxied is true when NGINX was in the path.
+	Proxied bool `json:"proxied"`
 	// Resources are per container role over the load window.
 	Resources map[string]ResourceSummary `json:"resources"`
 	// Workers are the app's and NGINX's worker processes.

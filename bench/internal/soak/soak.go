@@ -41,6 +41,9 @@ type Summary struct {
 	Figures  []Figure
 	// Machines are each series' machine check (busy or quiet).
 	Machines []string
+	// Broken are the series that left no claims.json: crashed or timed
+	// out before judging anything. Every verdict counts them as not held.
+	Broken []string
 }
 
 // Read folds the report directories dirs.
@@ -60,7 +63,10 @@ func Read(dirs []string) (Summary, error) {
 	}
 	for _, dir := range dirs {
 		var claims []report.Claim
-		if err := readJSON(dir, "claims.json", &claims); err != nil {
+		if err := readJSON(dir, "claims.json", &claims); errors.Is(err, os.ErrNotExist) {
+			s.Broken = append(s.Broken, dir)
+			continue
+		} else if err != nil {
 			return s, err
 		}
 		for _, c := range claims {
@@ -112,7 +118,9 @@ func Read(dirs []string) (Summary, error) {
 		}
 	}
 	for _, id := range order {
-		s.Verdicts = append(s.Verdicts, *byID[id])
+		v := byID[id]
+		v.Series += len(s.Broken)
+		s.Verdicts = append(s.Verdicts, *v)
 	}
 	for _, n := range forder {
 		s.Figures = append(s.Figures, *figures[n])
@@ -137,6 +145,9 @@ func (s Summary) Markdown(w io.Writer) error {
 	fmt.Fprintf(w, "## Soak: %d series of the CI profile, back to back (`make soak`)\n\n", len(s.Dirs))
 	for _, m := range s.Machines {
 		fmt.Fprintf(w, "- %s\n", m)
+	}
+	for _, b := range s.Broken {
+		fmt.Fprintf(w, "- %s: **no claims.json**, the series crashed or timed out; every verdict counts it as not held\n", filepath.Base(b))
 	}
 	fmt.Fprintf(w, "\n| verdict | kind | held | threshold | measured: min – median – max |\n|---|---|---|---|---|\n")
 	for _, v := range s.Verdicts {

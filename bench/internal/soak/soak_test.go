@@ -58,3 +58,14 @@ func TestSplice(t *testing.T) {
 	assert.Contains(t, twice, "two")
 	assert.NotContains(t, twice, "one")
 }
+
+// A series that crashed before judging anything counts against every
+// verdict: it is what a soak is for.
+func TestBrokenSeriesCounts(t *testing.T) {
+	held := report.Claim{ID: "x", Kind: "article", Status: report.StatusHolds, Holds: true, Evaluated: true, Measured: 2}
+	s, err := Read([]string{series(t, held), t.TempDir()})
+	require.NoError(t, err)
+	require.Len(t, s.Broken, 1)
+	assert.Equal(t, 1, s.Verdicts[0].Held)
+	assert.Equal(t, 2, s.Verdicts[0].Series)
+}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -46,6 +47,8 @@ type Session struct {
 	Boot string
 
 	pool *dockertest.Pool
+	// closed is set by Purge: no container may start after it.
+	closed atomic.Bool
 }
 
 // NewSession starts a series on pool's engine.
@@ -93,9 +96,15 @@ func (s *Session) name(role, condition string, run int) string {
 // Purge force-removes every container of this session and returns how
 // many it removed. It is what a signal handler or a deadline calls; it
 // takes at most DefaultPurgeWait.
+// A container being created meanwhile is removed by its creator, which
+// checks the session after creating it (Pod.run).
 func (s *Session) Purge() (int, error) {
+	s.closed.Store(true)
 	return purge(s.pool.Client, map[string][]string{"label": {LabelSeries + "=" + s.ID}})
 }
+
+// Closed is whether the session was purged: it starts nothing more.
+func (s *Session) Closed() bool { return s.closed.Load() }
 
 // DefaultPurgeWait bounds one removal.
 const DefaultPurgeWait = 30 * time.Second

@@ -131,12 +131,19 @@ func (p *Pod) name(role string) string { return p.session.name(role, p.Ident.Con
 // can fail.
 func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) *dockertest.Resource {
 	t.Helper()
+	if p.session.Closed() {
+		t.Fatalf("stack: series %s is stopping; no %s container starts", p.session.ID, opts.Labels[LabelRole])
+	}
 	r, err := p.pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
 		// dockertest publishes ports by default; the lab publishes none.
 		hc.PublishAllPorts = false
 	})...)
 	if err != nil {
 		t.Fatalf("stack: start %s container: %v", opts.Labels[LabelRole], err)
+	}
+	if p.session.Closed() { // purged while this one was being created
+		removeContainer(p.pool.Client, r.Container.ID)
+		t.Fatalf("stack: series %s is stopping; removed the %s container it was starting", p.session.ID, opts.Labels[LabelRole])
 	}
 	t.Cleanup(func() {
 		if err := removeContainer(p.pool.Client, r.Container.ID); err != nil {

@@ -62,15 +62,20 @@ type Outcome struct {
 type Data struct {
 	Conditions map[string]report.Condition
 	Throughput []report.Throughput
+	// Attempted are the ids of conditions and cells that were started,
+	// whether or not they produced anything: one that errored before its
+	// first row counts as run, so its verdicts fail as missing data
+	// instead of being skipped.
+	Attempted []string
 }
 
-// ran is whether anything of condition id was measured: a summary with
-// at least one run, or a throughput row.
+// ran is whether condition id was started: a summary (even of no run), a
+// throughput row, or an attempt.
 func (d Data) ran(id string) bool {
-	if c, ok := d.Conditions[id]; ok && c.RunsTotal > 0 {
+	if _, ok := d.Conditions[id]; ok {
 		return true
 	}
-	return slices.ContainsFunc(d.Throughput, func(t report.Throughput) bool { return t.ID == id })
+	return slices.Contains(d.Attempted, id) || slices.ContainsFunc(d.Throughput, func(t report.Throughput) bool { return t.ID == id })
 }
 
 // Evaluate evaluates every verdict on d, in order.

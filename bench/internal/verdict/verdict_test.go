@@ -129,7 +129,7 @@ var contrary = map[string]func(*Data){
 	"b/no-blocking-all-alike":   setRate(Cell("uwsgi-sync", 0), Ours, 900),
 	"b/gunicorn-sync-collapses": setRate(Cell("gunicorn-sync", 100), Ours, 38),
 	"b/uwsgi-sync-collapses":    setRate(Cell("uwsgi-sync", 100), Ours, 5),
-	"b/gevent-keeps-rate":       setRate(Cell("gunicorn-gevent", 100), Ours, 300), // the article's 300 is under half of 1,000
+	"b/gevent-keeps-rate":       setRate(Cell("gunicorn-gevent", 100), Ours, 300), // 300 of a possible min(2048, 1000): under half
 	"b/uwsgi-gevent-keeps-rate": setRate(Cell("uwsgi-gevent", 100), Ours, 9.8),
 	"b/ugreen-does-not-help":    setRate(Cell("uwsgi-async-ugreen", 100), Ours, 500),
 	"b/no-failed-requests": func(d *Data) {
@@ -278,4 +278,39 @@ func TestKinds(t *testing.T) {
 	}
 	assert.ElementsMatch(t, []string{"completion-direct-8s", "completion-nginx-off-8s", "completion-nginx-on-8s",
 		"write-ends-when-rest-fits-direct-2dl", "b/ours-matches-ab"}, harness)
+}
+
+// The verdicts that read ab's rows fail as missing when ab's row of a
+// cell is gone, though ours is there.
+func TestMissingABRow(t *testing.T) {
+	for _, id := range []string{"b/no-failed-requests", "b/ours-matches-ab"} {
+		v, ok := Find(ArticleB, id)
+		require.True(t, ok)
+		d := clone(good())
+		d.Throughput = slices.DeleteFunc(d.Throughput, func(r report.Throughput) bool {
+			return r.ID == Cell("uwsgi-gevent", 0) && r.Generator == AB
+		})
+		c := status(t, v, d)
+		assert.Equal(t, report.StatusMissing, c.Status, "%s: %+v", id, c)
+		assert.Contains(t, c.Note, "uwsgi-gevent-block0: no row from ab")
+	}
+}
+
+// A condition that was started but produced nothing (its pod failed to
+// start) counts as run: its verdicts fail as missing, not skip.
+func TestAttemptedWithoutRowsIsMissing(t *testing.T) {
+	d := clone(good())
+	delete(d.Conditions, "direct-2dl")
+	d.Attempted = []string{"direct-2dl"}
+	v, _ := Find(ArticleA, "direct-2dl-stalls")
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "direct-2dl: no summary")
+
+	d = clone(good())
+	d.Throughput = slices.DeleteFunc(d.Throughput, func(r report.Throughput) bool { return r.ID == Cell("gunicorn-sync", 100) })
+	d.Attempted = []string{Cell("gunicorn-sync", 100)}
+	v, _ = Find(ArticleB, "b/gunicorn-sync-collapses")
+	c = status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
 }

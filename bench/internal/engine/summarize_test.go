@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stack"
+)
+
+const t0 = int64(1_000_000_000_000)
+
+func at(ms int) int64 { return t0 + int64(ms)*int64(time.Millisecond) }
+
+// record is a valid run of NginxOn-like condition c with one download, as
+// SummarizeRun receives it: the client's result, the app's write record
+// and the sampler's series (app and NGINX workers, temp files).
+func record(c Condition) Record {
+	fast := make([]load.FastRequest, 4)
+	for i := range fast {
+		fast[i] = load.FastRequest{Seq: i, Latency: time.Duration(i+1) * time.Millisecond, Status: 200, Bytes: 12}
+	}
+	res := load.Result{Spec: load.Spec{FastBodyBytes: 12}, StartUnixNano: t0, Elapsed: time.Second, Fast: fast,
+		Downloads: []load.Download{{ID: "x-r1-dl1", Status: 200, Bytes: 100, Expected: 100, Completion: 800 * time.Millisecond}}}
+	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000, ProxyPort: 8080},
+		Processes: []probe.ProcessInfo{
+			{Process: probe.Process{PID: 11, PPID: 10}, Role: "app", Worker: true},
+			{Process: probe.Process{PID: 21, PPID: 20}, Role: "proxy", Worker: true},
+		},
+		Overhead: probe.Overhead{Wall: time.Second, Ticks: 3}}
+	for i := range 3 {
+		s.Resources = append(s.Resources, probe.ResourceSample{UnixNano: at(100 * i), Role: "app",
+			Usage: probe.Usage{CPUUsage: time.Duration(i) * time.Millisecond}})
+		s.Waits = append(s.Waits, probe.WaitSample{UnixNano: at(100 * i), Waits: []probe.Wait{
+			{PID: 11, TID: 11, State: probe.WaitSend}, {PID: 21, TID: 21, State: probe.WaitIdle}}})
+		s.TempFiles = append(s.TempFiles, probe.TempSample{UnixNano: at(100 * i), TotalBytes: int64(i) << 20})
+	}
+	return Record{Condition: c.ID, Run: 1, Pod: c.Pod("lab:x"), Load: res, Sampler: &s,
+		Writes: map[string]stack.WriteRecord{"x-r1-dl1": {ID: "x-r1-dl1", Complete: true, Bytes: 100, Write: 50 * time.Millisecond}}}
+}
+
+var onCond = Condition{ID: "x", Server: ArticleA[0].Server, Path: NginxOn, Downloads: 1, BodyBytes: 100, ReadRate: 1000, TCP: Stock}
+
+func TestSummarizeRunValid(t *testing.T) {
+	rows := SummarizeRun(onCond, record(onCond))
+	r := rows.Run
+	require.True(t, r.Valid, r.Invalid)
+	assert.Equal(t, 4, r.RequestsOK)
+	assert.Equal(t, 1, r.DownloadsComplete)
+	assert.InDelta(t, 4, r.P95Ms, 1e-9)
+	require.NotNil(t, r.Observed)
+	assert.Equal(t, 3, r.Observed.TempfileSamples)
+	assert.InDelta(t, 2, r.Observed.TempfilePeakMiB, 1e-9)
+	assert.Len(t, rows.Requests, 4)
+}
+
+// A run is invalid, naming why, when its sampler data cannot be trusted.
+func TestSummarizeRunInvalidSampler(t *testing.T) {
+	cases := map[string]struct {
+		change func(*Record)
+		want   string
+	}{
+		"error":        {func(r *Record) { r.Sampler.Errors = []string{"cgroup: permission denied"} }, "the sampler reported 1 error(s), first: cgroup: permission denied"},
+		"no sample":    {func(r *Record) { r.Sampler.Resources = nil }, "the sampler took no sample of the app"},
+		"no worker":    {func(r *Record) { r.Sampler.Processes = r.Sampler.Processes[1:] }, "the sampler saw no app worker"},
+		"no nginx":     {func(r *Record) { r.Sampler.Processes = r.Sampler.Processes[:1] }, "the sampler saw no NGINX worker"},
+		"no temp file": {func(r *Record) { r.Sampler.TempFiles = nil }, "no sample of NGINX's temp files"},
+		"no series":    {func(r *Record) { r.Sampler = nil }, "no /proc sampler series"},
+		"no request":   {func(r *Record) { r.Load.Fast = nil }, "no /fast request was made"},
+		"short body":   {func(r *Record) { r.Load.Fast[2].Bytes = 3 }, "1 of 4 /fast requests failed"},
+		"no write":     {func(r *Record) { r.Writes = nil }, "has no complete write record"},
+		"downloads":    {func(r *Record) { r.Load.Downloads = nil }, "0 downloads ran, the condition asks for 1"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			rec := record(onCond)
+			tc.change(&rec)
+			r := SummarizeRun(onCond, rec).Run
+			assert.False(t, r.Valid)
+			assert.Contains(t, r.Invalid, tc.want)
+		})
+	}
+}
+
+// A sampler figure is set only when every valid run observed it.
+func TestSummarizeConditionAllOrNothing(t *testing.T) {
+	one := SummarizeRun(onCond, record(onCond)).Run
+	two := one
+	two.Run = 2
+	c := SummarizeCondition(onCond, []report.Run{one, two}, report.ArticleValue{})
+	require.NotNil(t, c.TempfilePeakMiB)
+	require.NotNil(t, c.AppWorkerSendShareMax)
+	require.NotNil(t, c.ProxyWorkerSendShareMax)
+	assert.InDelta(t, 1, *c.AppWorkerSendShareMax, 1e-9)
+	assert.Len(t, c.SendShares, 2)
+
+	obs := *two.Observed
+	obs.Workers, obs.TempfileSamples = nil, 0
+	two.Observed = &obs
+	c = SummarizeCondition(onCond, []report.Run{one, two}, report.ArticleValue{})
+	assert.Nil(t, c.TempfilePeakMiB, "run 2 has no temp-file sample")
+	assert.Nil(t, c.AppWorkerSendShareMin, "run 2 saw no worker")
+	assert.NotNil(t, c.AppCPUPercent, "both runs have the app's CPU")
+
+	none := SummarizeCondition(onCond, nil, report.ArticleValue{})
+	assert.Zero(t, none.RunsTotal)
+	assert.Nil(t, none.AppCPUPercent)
+}
