@@ -47,10 +47,11 @@ func TestArticleB(t *testing.T) {
 	})
 }
 
-// TestCrossCheckCatchesSlowGenerator shows that b/ours-matches-ab catches
-// the fault it exists for: our generator made the bottleneck by burning
-// 1 ms of CPU per request (load.ClosedSpec.Burn), run in the same pairs
-// against the same server as the real cross-check, must fail it.
+// TestCrossCheckCatchesSlowGenerator shows that b/ours-matches-ab and
+// b/generator-has-headroom catch the fault they exist for: our generator
+// made the bottleneck by burning 1 ms of CPU per request
+// (load.ClosedSpec.Burn), run in the same pairs against the same server
+// as the real cross-check, must fail both.
 func TestCrossCheckCatchesSlowGenerator(t *testing.T) {
 	const burn = time.Millisecond
 	prof := engine.ProfilesB[lab.Settings.Profile]
@@ -64,10 +65,14 @@ func TestCrossCheckCatchesSlowGenerator(t *testing.T) {
 	ours, ab := engine.RowB(srv, 0, verdict.Ours, runs[verdict.Ours]), engine.RowB(srv, 0, verdict.AB, runs[verdict.AB])
 	ratio, err := verdict.PairedRatio(ours, ab)
 	require.NoError(t, err)
-	claims := verdict.Evaluate([]verdict.Verdict{{ID: "slowed", Kind: verdict.Harness,
-		Check: verdict.OursMatchesAB([]string{ours.ID}, verdict.OursVsABTolerance)}},
-		verdict.Data{Throughput: []report.Throughput{ours, ab}})
-	t.Logf("burn %v per request: ours %.0f req/s %v, ab %.0f req/s %v, paired ratio %.3f", burn,
-		ours.ReqPerS, ours.ReqPerSRuns, ab.ReqPerS, ab.ReqPerSRuns, ratio)
-	assert.Equal(t, report.StatusFails, claims[0].Status, "the slowed generator went unnoticed: %+v", claims[0])
+	d := verdict.Data{Throughput: []report.Throughput{ours, ab}}
+	for _, v := range []verdict.Verdict{
+		{ID: "rate", Kind: verdict.Harness, Check: verdict.OursMatchesAB([]string{ours.ID}, verdict.OursVsABTolerance)},
+		{ID: "headroom", Kind: verdict.Harness, Check: verdict.GeneratorHeadroom([]string{ours.ID}, verdict.MaxGeneratorBusy)},
+	} {
+		c := verdict.Evaluate([]verdict.Verdict{v}, d)[0]
+		t.Logf("burn %v per request, %s check: ours %.0f req/s %v, ab %.0f req/s %v, paired ratio %.3f, generator busy %.3f %v: %s",
+			burn, v.ID, ours.ReqPerS, ours.ReqPerSRuns, ab.ReqPerS, ab.ReqPerSRuns, ratio, ours.GeneratorBusy, ours.GeneratorBusyRuns, c.Status)
+		assert.Equal(t, report.StatusFails, c.Status, "the slowed generator went unnoticed by the %s check: %+v", v.ID, c)
+	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -55,6 +56,14 @@ type child struct {
 	cmd    *exec.Cmd
 	series string
 	exited chan error
+	waited chan struct{} // closed when the child has exited
+	stderr bytes.Buffer  // read only after waited is closed
+}
+
+// tail is the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n")
 }
 
 // startChild runs bin's TestLeakHelper in mode and waits until its pod is
@@ -66,9 +75,22 @@ func startChild(t *testing.T, bin, mode string, extra ...string) *child {
 	cmd.Env = append(os.Environ(), "LAB_QUIET=1", "LAB_REPORT_DIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	cmd.Stderr = os.Stderr
+	// The child's stderr is kept, not relayed: its own panics and test
+	// lines would read, to go test -json, as this package's.
+	c := &child{cmd: cmd, exited: make(chan error, 1), waited: make(chan struct{})}
+	cmd.Stderr = &c.stderr
 	require.NoError(t, cmd.Start())
-	c := &child{cmd: cmd, exited: make(chan error, 1)}
+	t.Cleanup(func() {
+		c.cmd.Process.Kill() // a no-op once it has exited
+		select {
+		case <-c.waited:
+		case <-time.After(10 * time.Second):
+			return // its stderr may still be written to
+		}
+		if t.Failed() {
+			t.Logf("the %s child's stderr:\n%s", mode, tail(c.stderr.String(), 40))
+		}
+	})
 	ready := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
@@ -77,7 +99,9 @@ func startChild(t *testing.T, bin, mode string, extra ...string) *child {
 				ready <- s
 			}
 		}
-		c.exited <- cmd.Wait()
+		err := cmd.Wait()
+		close(c.waited)
+		c.exited <- err
 	}()
 	select {
 	case c.series = <-ready:

@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"wsgilab/bench/internal/image"
@@ -255,7 +256,7 @@ var articleBFigures = func() map[string]report.ArticleBServer {
 // of the rates, latencies and CPU; failures summed.
 func RowB(srv ServerB, block int, gen string, runs []RunB) report.Throughput {
 	row := report.Throughput{ID: verdict.Cell(srv.ID, block), Server: srv.ID, Generator: gen, BlockingMs: block,
-		FailedBy: map[string]int{}, ReqPerSRuns: []float64{}}
+		FailedBy: map[string]int{}, ReqPerSRuns: []float64{}, GeneratorBusyRuns: []float64{}}
 	var rate, total, p50, p95, p99, cpu, scpu, thr []float64
 	for _, r := range runs {
 		row.N, row.C = r.Result.Spec.N, r.Result.Spec.C
@@ -265,6 +266,9 @@ func RowB(srv ServerB, block int, gen string, runs []RunB) report.Throughput {
 		p95 = append(p95, stats.Ms(r.Result.Latencies.P95))
 		p99 = append(p99, stats.Ms(r.Result.Latencies.P99))
 		cpu = append(cpu, r.Result.CPU.Seconds())
+		if r.Result.Total > 0 {
+			row.GeneratorBusyRuns = append(row.GeneratorBusyRuns, r.Result.CPU.Seconds()/r.Result.Total.Seconds())
+		}
 		scpu = append(scpu, r.ServerCPU)
 		thr = append(thr, r.Throttled)
 		row.Failed += r.Result.Failed
@@ -276,6 +280,7 @@ func RowB(srv ServerB, block int, gen string, runs []RunB) report.Throughput {
 	row.ReqPerS, row.TotalS = stats.Median(rate), stats.Median(total)
 	row.P50Ms, row.P95Ms, row.P99Ms = stats.Median(p50), stats.Median(p95), stats.Median(p99)
 	row.GeneratorCPUS, row.ServerCPUPercent, row.ServerThrottledShare = stats.Median(cpu), stats.Median(scpu), stats.Median(thr)
+	row.GeneratorBusy = stats.Median(slices.Clone(row.GeneratorBusyRuns))
 	if ref, ok := articleBFigures[srv.ID]; ok {
 		if block == 0 {
 			row.ArticleReqPerS = ref.ReqPerS

@@ -353,7 +353,7 @@ func buildArticleB(ts []report.Throughput) articleBView {
 		v.Rows = append(v.Rows, throughputRow{ID: t.ID, Server: t.Server, Generator: t.Generator,
 			Blocking: fmt.Sprintf("%d ms", t.BlockingMs), NC: fmt.Sprintf("%d / %d", t.N, t.C),
 			Total: num(t.TotalS), ReqPerS: num(t.ReqPerS), Failed: failed, P50: num(t.P50Ms),
-			P95: num(t.P95Ms), P99: num(t.P99Ms), CPU: num(t.GeneratorCPUS), Article: optNum(t.ArticleReqPerS),
+			P95: num(t.P95Ms), P99: num(t.P99Ms), CPU: num(t.GeneratorCPUS) + " (" + pct(t.GeneratorBusy) + ")", Article: optNum(t.ArticleReqPerS),
 			Note: t.ArticleNote, ServerCPU: num(t.ServerCPUPercent) + " %", ServerThrottled: pct(t.ServerThrottledShare)})
 	}
 	return v

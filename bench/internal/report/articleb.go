@@ -71,6 +71,12 @@ type Throughput struct {
 	P99Ms    float64        `json:"p99_ms"`
 	// GeneratorCPUS is the generator's CPU time, user plus system.
 	GeneratorCPUS float64 `json:"generator_cpu_s"`
+	// GeneratorBusy is the share of its core the generator used: its CPU
+	// time over the run's wall time, median over the repeats (each in
+	// GeneratorBusyRuns). Near 1 the generator, not the server, sets the
+	// rate.
+	GeneratorBusy     float64   `json:"generator_busy"`
+	GeneratorBusyRuns []float64 `json:"generator_busy_runs"`
 	// ServerCPUPercent and ServerThrottledShare are the app container's
 	// CPU (% of one core; its limit is 100) and the share of its CFS
 	// periods that hit the quota, from the probe.

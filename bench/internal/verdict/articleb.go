@@ -35,5 +35,7 @@ var ArticleB = []Verdict{
 	{ID: "b/no-failed-requests", Kind: Article, Unit: "requests", Check: NoFailures(cells(AllBServers, 0, 100)),
 		Text: "no cell has a failed request, with either generator"},
 	{ID: "b/ours-matches-ab", Kind: Harness, Unit: "ratio", Check: OursMatchesAB(cells(AllBServers, 0), OursVsABTolerance),
-		Text: "without blocking, our generator's req/s is within 15 % of ab's on every server: the median over pairs of runs against the same server of ours/ab (worst |ratio - 1|)"},
+		Text: "without blocking, our generator's req/s is within 25 % of ab's on every server: the median over pairs of runs against the same server of ours/ab (worst |ratio - 1|)"},
+	{ID: "b/generator-has-headroom", Kind: Harness, Unit: "share of a core", Check: GeneratorHeadroom(cells(AllBServers, 0), MaxGeneratorBusy),
+		Text: "without blocking, our generator uses at most 80 % of its core on every server, so the server, not the generator, sets the rate (busiest cell's CPU / wall, median over the pairs)"},
 }

@@ -160,8 +160,36 @@ func OursMatchesAB(cells []string, tol float64) Check {
 }
 
 // OursVsABTolerance is how far from ab's our generator's paired ratio may
-// be (reports/measurements.md has the distribution behind it).
-const OursVsABTolerance = 0.15
+// be. reports/measurements.md has the distribution behind it: the worst
+// cell of a quiet series is 0.04 to 0.12 from 1 (ours is 2 to 10 % slower
+// than ab on some servers), 0.22 with a compiler and a browser on the same
+// two cores; a generator slowed to the bottleneck is 0.6 from 1.
+const OursVsABTolerance = 0.25
+
+// MaxGeneratorBusy is the largest share of its core our generator may use
+// while it loads a server: above it, the generator may be what sets the
+// rate. Quiet or loaded, ours uses 0.19 to 0.39 here; one slowed to the
+// bottleneck, 0.97 to 1.
+const MaxGeneratorBusy = 0.8
+
+// GeneratorHeadroom holds when, on every cell, our generator used at most
+// maxBusy of its core (GeneratorBusy, the median over the repeats); the
+// measured value is the busiest cell's. Unlike a rate, a generator's CPU
+// per wall second does not move when the machine slows the server, so
+// this check does not fail on noise; it fails when the generator itself
+// is saturated.
+func GeneratorHeadroom(cells []string, maxBusy float64) Check {
+	return rowCheck{cells, func(_ Data, ours []report.Throughput) (Outcome, error) {
+		worst := 0.0
+		for _, o := range ours {
+			if len(o.GeneratorBusyRuns) == 0 {
+				return Outcome{}, fmt.Errorf("%s: no CPU time of our generator", o.ID)
+			}
+			worst = max(worst, o.GeneratorBusy)
+		}
+		return Outcome{worst, fmt.Sprintf("<= %g", maxBusy), worst <= maxBusy}, nil
+	}}
+}
 
 func abs(x float64) float64 {
 	if x < 0 {
