@@ -22,8 +22,6 @@ type ServerB struct {
 	ID string
 	// Build makes its command line for a blocking call of blockMs.
 	Build func(blockMs int) podspec.Server
-	// Article is true for the four configurations the article measured.
-	Article bool
 	// Concurrent is true for servers that overlap blocked requests
 	// (gevent): with blocking they finish N requests in seconds, so they
 	// get the profile's larger NConcurrent and a rate that start-up does
@@ -45,12 +43,13 @@ func uwsgiB(mode string) func(int) podspec.Server {
 	}
 }
 
-// ServersB are article B's four configurations and two beyond it.
+// ServersB are article B's four configurations and two beyond it, in the
+// order of verdict.AllBServers (a test keeps the two tables in step).
 var ServersB = []ServerB{
-	{ID: "gunicorn-sync", Build: gunicornB("sync", 0), Article: true},
-	{ID: "gunicorn-gevent", Build: gunicornB("gevent", 0), Article: true, Concurrent: true},
-	{ID: "uwsgi-sync", Build: uwsgiB("sync"), Article: true},
-	{ID: "uwsgi-async-ugreen", Build: uwsgiB("async-ugreen"), Article: true},
+	{ID: "gunicorn-sync", Build: gunicornB("sync", 0)},
+	{ID: "gunicorn-gevent", Build: gunicornB("gevent", 0), Concurrent: true},
+	{ID: "uwsgi-sync", Build: uwsgiB("sync")},
+	{ID: "uwsgi-async-ugreen", Build: uwsgiB("async-ugreen")},
 	{ID: "uwsgi-gevent", Build: uwsgiB("gevent"), Concurrent: true},
 	{ID: "gunicorn-gthread-4", Build: gunicornB("gthread", 4)},
 }

@@ -84,7 +84,7 @@ func (r *Reports) attemptA(c Condition) {
 // the series' reports.
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
 	rows := SummarizeRun(c, rec)
-	rows.Run.WallS = elapsed(rec.Started) // the pod's teardown follows; series.json counts it
+	rows.Run.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
 	rawErr := report.WriteFile(filepath.Join(r.dir, "raw"), fmt.Sprintf("%s-run%d.json", c.ID, rec.Run), report.JSON(rec))
 	r.mu.Lock()
 	r.runs = append(r.runs, rows.Run)

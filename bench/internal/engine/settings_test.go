@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/verdict"
 )
 
 func TestSettingsDefaults(t *testing.T) {
@@ -82,4 +84,15 @@ func TestSettingsAllBadNamed(t *testing.T) {
 	for _, name := range []string{"LAB_RUNS", "LAB_PROFILE", "LAB_QUIET"} {
 		assert.Contains(t, err.Error(), name)
 	}
+}
+
+// The servers the engine runs are the servers article B's verdicts read:
+// a verdict on a server the engine never ran would be skipped as not run.
+func TestServersBMatchTheVerdicts(t *testing.T) {
+	var ids []string
+	for _, s := range ServersB {
+		ids = append(ids, s.ID)
+	}
+	assert.Equal(t, verdict.AllBServers, ids)
+	require.NoError(t, ValidateAll(ArticleA))
 }

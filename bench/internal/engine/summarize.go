@@ -3,9 +3,9 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
-	"time"
 
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
@@ -224,7 +224,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		worst, checked := 0.0, 0
 		for _, q := range o.AtWriteEnd {
 			if q.OwnSockets && q.UnreadBytes > 0 {
-				worst = max(worst, abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
+				worst = max(worst, math.Abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
 				checked++
 			}
 		}
@@ -250,13 +250,3 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		s.ThrottledShare[role] = stats.Median(v)
 	}
 }
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
-// elapsed is the wall time since t, in seconds.
-func elapsed(t time.Time) float64 { return time.Since(t).Seconds() }

@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"wsgilab/bench/internal/report"
@@ -153,7 +154,7 @@ func OursMatchesAB(cells []string, tol float64) Check {
 			if err != nil {
 				return Outcome{}, err
 			}
-			worst = max(worst, abs(r-1))
+			worst = max(worst, math.Abs(r-1))
 		}
 		return Outcome{worst, fmt.Sprintf("<= %g", tol), worst <= tol}, nil
 	}}
@@ -189,11 +190,4 @@ func GeneratorHeadroom(cells []string, maxBusy float64) Check {
 		}
 		return Outcome{worst, fmt.Sprintf("<= %g", maxBusy), worst <= maxBusy}, nil
 	}}
-}
-
-func abs(x float64) float64 {
-	if x < 0 {
-		return -x
-	}
-	return x
 }
