@@ -220,6 +220,9 @@ func (l *Lab) MeasureB(pod *stack.Pod, srv ServerB, block int, gen string, k int
 	loadErr := pod.ExecJSON(pod.Client, &rec.Result, image.AgentPath, command, string(specJSON))
 	window := time.Since(start)
 	series, err := sampling.Stop()
+	if oom := pod.OOMKilled(); oom != nil {
+		return RunB{}, oom
+	}
 	if loadErr != nil {
 		return RunB{}, fmt.Errorf("%s: %w", gen, loadErr)
 	}

@@ -66,6 +66,9 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 		return report.Run{}, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
+	if err := pod.OOMKilled(); err != nil {
+		return report.Run{}, err
+	}
 	if rec.Writes, err = pod.Writes(); err != nil {
 		return report.Run{}, err
 	}

@@ -157,6 +157,8 @@ func ReadSysctls(procRoot string, names []string) (map[string]string, error) {
 type Inspection struct {
 	Limits  Limits            `json:"limits"`
 	Sysctls map[string]string `json:"sysctls"`
+	// OOMKills counts the container's processes the OOM killer ended.
+	OOMKills int64 `json:"oom_kills"`
 }
 
 // Inspect reads the limits under cgroupRoot and the Sysctls under procRoot.
@@ -166,6 +168,28 @@ func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
 	if in.Limits, err = ReadLimits(cgroupRoot); err != nil {
 		return in, err
 	}
+	if in.OOMKills, err = ReadOOMKills(cgroupRoot); err != nil {
+		return in, err
+	}
 	in.Sysctls, err = ReadSysctls(procRoot, Sysctls)
 	return in, err
+}
+
+// ReadOOMKills counts the processes the kernel's OOM killer ended in the
+// cgroup mounted at root because it hit its memory limit: oom_kill of
+// memory.events (v2) or memory.oom_control (v1, kernels from 4.13).
+func ReadOOMKills(root string) (int64, error) {
+	name := "memory/memory.oom_control"
+	if isV2(root) {
+		name = "memory.events"
+	}
+	kv, err := readKeyed(root, name)
+	if err != nil {
+		return 0, err
+	}
+	n, ok := kv["oom_kill"]
+	if !ok {
+		return 0, fmt.Errorf("probe: %s has no oom_kill counter (kernel older than 4.13?)", filepath.Join(root, name))
+	}
+	return n, nil
 }

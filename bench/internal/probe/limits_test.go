@@ -40,3 +40,15 @@ func TestReadSysctls(t *testing.T) {
 	_, err = ReadSysctls("../../../fixtures/proc", []string{"net.ipv4.no_such"})
 	assert.ErrorContains(t, err, "net.ipv4.no_such")
 }
+
+func TestReadOOMKills(t *testing.T) {
+	for name, want := range map[string]int64{"v1": 2, "v2": 1, "v1-unlimited": 0} {
+		got, err := ReadOOMKills("../../../fixtures/cgroup/" + name)
+		if err != nil || got != want {
+			t.Errorf("%s: ReadOOMKills = %d, %v; want %d", name, got, err, want)
+		}
+	}
+	if _, err := ReadOOMKills(t.TempDir()); err == nil {
+		t.Error("ReadOOMKills of an empty tree gave no error")
+	}
+}

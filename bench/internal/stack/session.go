@@ -49,6 +49,7 @@ type Session struct {
 	pool *dockertest.Pool
 	// closed is set by Purge: no container may start after it.
 	closed atomic.Bool
+	oom    oomWatch
 }
 
 // NewSession starts a series on pool's engine.
@@ -61,8 +62,12 @@ func NewSession(pool *dockertest.Pool) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Session{ID: "s" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:]),
-		PID: os.Getpid(), Host: host, Boot: bootID(), pool: pool}, nil
+	s := &Session{ID: "s" + time.Now().UTC().Format("20060102T150405") + "-" + hex.EncodeToString(b[:]),
+		PID: os.Getpid(), Host: host, Boot: bootID(), pool: pool}
+	if err := s.watchOOM(); err != nil {
+		return nil, fmt.Errorf("stack: watch the engine's OOM events: %w", err)
+	}
+	return s, nil
 }
 
 // Pool is the engine the session runs on.

@@ -11,6 +11,7 @@ package stack
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -60,59 +61,75 @@ type Pod struct {
 // Start starts the pod described by c, as id in session s, and waits
 // until the client gets a 200 from /fast through the pod's entry point.
 // Any failure ends the test with the cause and the failing container's
-// log; every container is purged by the test's cleanup, registered as it
-// is created.
+// log (Open returns it instead); every container is purged by the test's
+// cleanup, registered as it is created.
 func Start(t TB, s *Session, c podspec.Config, id Ident) *Pod {
 	t.Helper()
-	if err := c.Validate(); err != nil {
+	p, err := Open(t, s, c, id)
+	if err != nil {
 		t.Fatal(err)
+	}
+	return p
+}
+
+// Open is Start returning its error: a container that was OOM-killed says
+// so (ErrOOMKilled), whether it exited or only lost a process.
+func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
+	t.Helper()
+	if err := c.Validate(); err != nil {
+		return nil, err
 	}
 	repo, tag := image.SplitRef(c.Image)
 	p := &Pod{Config: c, Ident: id, session: s, pool: s.pool}
-
-	p.Holder = p.run(t, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("holder"), Name: p.name("holder"),
+	var err error
+	if p.Holder, err = p.run(t, &dockertest.RunOptions{
+		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleHolder), Name: p.name(podspec.RoleHolder),
 	}, func(hc *dc.HostConfig) {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
 		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem}
 		hc.Memory, hc.MemorySwap = 16<<20, 16<<20
-	})
+	}); err != nil {
+		return nil, err
+	}
 
-	p.App = p.run(t, &dockertest.RunOptions{
+	if p.App, err = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
-		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels("app"), Name: p.name("app"),
-	}, p.join, p.limit(c.App))
+		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels(podspec.RoleApp), Name: p.name(podspec.RoleApp),
+	}, p.join, p.limit(c.App)); err != nil {
+		return nil, err
+	}
 
 	if c.Proxy != nil {
 		conf, err := c.Proxy.Render()
 		if err != nil {
-			t.Fatal(err)
+			return nil, err
 		}
-		p.Proxy = p.run(t, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: p.labels("proxy"), Name: p.name("proxy"),
+		if p.Proxy, err = p.run(t, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
 			// The config travels in the environment, so no bind mount ties
 			// the lab to a local engine.
 			Cmd: []string{"sh", "-c", `printf '%s' "$LAB_NGINX_CONF" > ` + NginxConfPath +
-				` && exec nginx -c ` + NginxConfPath + ` -g 'daemon off;'`},
-		}, p.join, p.limit(c.ProxyLimits))
+				` && exec nginx -e stderr -c ` + NginxConfPath + ` -g 'daemon off;'`},
+		}, p.join, p.limit(c.ProxyLimits)); err != nil {
+			return nil, err
+		}
 	}
 
-	p.Client = p.run(t, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("client"), Name: p.name("client"),
-	}, p.join, p.limit(c.Client))
+	if p.Client, err = p.run(t, &dockertest.RunOptions{
+		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleClient), Name: p.name(podspec.RoleClient),
+	}, p.join, p.limit(c.Client)); err != nil {
+		return nil, err
+	}
 
 	if c.Sampler {
-		p.Sampler = p.run(t, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels("sampler"), Name: p.name("sampler"),
-			CapAdd: []string{"SYS_PTRACE"},
-		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultSamplerMemory, DefaultSamplerMemory })
+		if p.Sampler, err = p.run(t, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleSampler), Name: p.name(podspec.RoleSampler),
+		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultSamplerMemory, DefaultSamplerMemory }); err != nil {
+			return nil, err
+		}
 	}
-
-	if err := p.waitReady(); err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return p, p.waitReady()
 }
 
 // DefaultSamplerMemory limits the sampler container; its CPU is not limited.
@@ -127,30 +144,32 @@ func (p *Pod) labels(role string) map[string]string {
 
 func (p *Pod) name(role string) string { return p.session.name(role, p.Ident.Condition, p.Ident.Run) }
 
-// run creates one container and registers its purge before anything else
-// can fail.
-func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) *dockertest.Resource {
+// run creates one container, hardened for its role
+// (podspec.DefaultHardening), and registers its purge before anything
+// else can fail.
+func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) (*dockertest.Resource, error) {
 	t.Helper()
+	role := opts.Labels[LabelRole]
 	if p.session.Closed() {
-		t.Fatalf("stack: series %s is stopping; no %s container starts", p.session.ID, opts.Labels[LabelRole])
+		return nil, fmt.Errorf("stack: series %s is stopping; no %s container starts", p.session.ID, role)
 	}
-	r, err := p.pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
+	r, err := p.pool.RunWithOptions(Harden(role, opts), append(mods, HardenHost(role), func(hc *dc.HostConfig) {
 		// dockertest publishes ports by default; the lab publishes none.
 		hc.PublishAllPorts = false
 	})...)
 	if err != nil {
-		t.Fatalf("stack: start %s container: %v", opts.Labels[LabelRole], err)
+		return nil, fmt.Errorf("stack: start %s container: %w", role, err)
 	}
 	if p.session.Closed() { // purged while this one was being created
 		removeContainer(p.pool.Client, r.Container.ID)
-		t.Fatalf("stack: series %s is stopping; removed the %s container it was starting", p.session.ID, opts.Labels[LabelRole])
+		return nil, fmt.Errorf("stack: series %s is stopping; removed the %s container it was starting", p.session.ID, role)
 	}
 	t.Cleanup(func() {
 		if err := removeContainer(p.pool.Client, r.Container.ID); err != nil {
 			t.Errorf("stack: purge %s: %v", r.Container.Name, err)
 		}
 	})
-	return r
+	return r, nil
 }
 
 func (p *Pod) join(hc *dc.HostConfig) {
@@ -195,13 +214,26 @@ func (p *Pod) waitReady() error {
 				return backoff.Permanent(err)
 			}
 			if !c.State.Running {
+				if oom := p.OOMKilled(); oom != nil {
+					return backoff.Permanent(oom)
+				}
 				return backoff.Permanent(fmt.Errorf("%s exited with code %d:\n%s",
 					roleOf(r), c.State.ExitCode, p.Logs(r)))
 			}
 		}
-		_, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", p.URL("/fast"))
+		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", p.URL("/fast")); last != nil {
+			// A server whose worker the OOM killer ended may only restart
+			// it, forever: say so now, not after ReadyWait.
+			if oom := p.OOMKilled(); oom != nil {
+				return backoff.Permanent(oom)
+			}
+		}
 		return last
 	})
+	var oom *OOMError
+	if errors.As(err, &oom) {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("stack: %s pod not ready within %v: %w (last check: %v)\napp log:\n%s",
 			p.Config.Server.ID, p.Config.ReadyWait, err, last, p.Logs(p.App))
@@ -228,11 +260,22 @@ func (p *Pod) Exec(r *dockertest.Resource, cmd ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
 	ex, err := p.pool.Client.CreateExec(dc.CreateExecOptions{Context: ctx, Container: r.Container.ID, Cmd: cmd,
 		AttachStdout: true, AttachStderr: true})
+	var cw dc.CloseWaiter
 	if err == nil {
-		err = p.pool.Client.StartExec(ex.ID, dc.StartExecOptions{Context: ctx, OutputStream: &stdout, ErrorStream: &stderr})
+		cw, err = p.pool.Client.StartExecNonBlocking(ex.ID, dc.StartExecOptions{Context: ctx, OutputStream: &stdout, ErrorStream: &stderr})
 	}
-	if err == nil && ctx.Err() != nil {
-		err = ctx.Err()
+	if err == nil {
+		// The client does not watch ctx once the stream is attached: a
+		// process that never ends (one stuck at its memory limit, say)
+		// would hold the call forever. Closing the stream ends the wait.
+		done := make(chan error, 1)
+		go func() { done <- cw.Wait() }()
+		select {
+		case err = <-done:
+		case <-ctx.Done():
+			cw.Close()
+			return nil, fmt.Errorf("exec %q in %s: no end within %v", cmd, roleOf(r), DefaultExecWait)
+		}
 	}
 	var code int
 	if err == nil {

@@ -12,6 +12,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
 )
 
@@ -36,10 +37,10 @@ const DefaultVersionsWait = time.Minute
 func ReadVersions(s *Session, ref string) (report.Versions, error) {
 	pool := s.pool
 	repo, tag := image.SplitRef(ref)
-	r, err := pool.RunWithOptions(&dockertest.RunOptions{
+	r, err := pool.RunWithOptions(Harden(podspec.RoleSetup, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript},
-		Labels: s.labels("versions", "setup", 0), Name: s.name("versions", "setup", 0),
-	}, func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
+		Labels: s.labels(podspec.RoleSetup, "setup", 0), Name: s.name(podspec.RoleSetup, "setup", 0),
+	}), HardenHost(podspec.RoleSetup), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
 	if err != nil {
 		return report.Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
 	}

@@ -1,0 +1,61 @@
+package stack
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+
+	"wsgilab/bench/internal/podspec"
+)
+
+// Harden applies role's podspec.DefaultHardening to opts: its user, the
+// capabilities it keeps and no-new-privileges. An unknown role is
+// hardened as the strictest one (nobody, no capability).
+func Harden(role string, opts *dockertest.RunOptions) *dockertest.RunOptions {
+	h := hardening(role)
+	o := *opts
+	o.User = h.User
+	o.CapAdd = slices.Clone(h.CapAdd)
+	o.SecurityOpt = append(slices.Clone(opts.SecurityOpt), "no-new-privileges:true")
+	return &o
+}
+
+// HardenHost applies the rest of role's hardening to the host config: all
+// capabilities dropped (CapAdd gives back the kept ones), a read-only root
+// filesystem with its tmpfs paths, and its pids limit.
+func HardenHost(role string) func(*dc.HostConfig) {
+	h := hardening(role)
+	return func(hc *dc.HostConfig) {
+		hc.CapDrop = []string{"ALL"}
+		hc.ReadonlyRootfs = true
+		hc.Tmpfs = maps.Clone(h.Tmpfs)
+		hc.PidsLimit = h.PidsLimit
+	}
+}
+
+func hardening(role string) podspec.Hardening {
+	if h, ok := podspec.DefaultHardening[role]; ok {
+		return h
+	}
+	return podspec.Hardening{User: podspec.Nobody, PidsLimit: 8}
+}
+
+// RoleResource is one of a pod's containers and its role.
+type RoleResource struct {
+	Role     string
+	Resource *dockertest.Resource
+}
+
+// Roles lists the pod's containers, holder first.
+func (p *Pod) Roles() []RoleResource {
+	var out []RoleResource
+	for _, r := range []RoleResource{{podspec.RoleHolder, p.Holder}, {podspec.RoleApp, p.App}, {podspec.RoleProxy, p.Proxy},
+		{podspec.RoleClient, p.Client}, {podspec.RoleSampler, p.Sampler}} {
+		if r.Resource != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
