@@ -27,8 +27,7 @@ func TestArticleB(t *testing.T) {
 		for _, block := range engine.BlockingMs {
 			id := verdict.Cell(srv.ID, block)
 			t.Run(id, func(t *testing.T) {
-				pod := lab.StartB(t, srv, block)
-				runs, err := lab.MeasurePairsB(pod, srv, block, prof, 0)
+				runs, err := lab.CellB(t, srv, block, prof)
 				require.NoError(t, err)
 				for _, gen := range engine.GeneratorsB {
 					row := engine.RowB(srv, block, gen, runs[gen])

@@ -158,6 +158,17 @@ func containersOf(t *testing.T, series string) []string {
 	return names
 }
 
+// buildSelf builds the suite's own test binary, for tests that run it as
+// a child.
+func buildSelf(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "bench.test")
+	build := exec.Command("go", "test", "-c", "-o", bin, ".")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run(), "build the suite's test binary")
+	return bin
+}
+
 // TestNoLeaks runs the suite's own binary as a child that starts a pod,
 // ends it every way a series can end, then lists Docker objects by the
 // child's series label: none may be left. After SIGKILL, which nothing can
@@ -167,10 +178,7 @@ func TestNoLeaks(t *testing.T) {
 	if *leakMode != "" {
 		t.Skip("TestNoLeaks' child")
 	}
-	bin := filepath.Join(t.TempDir(), "bench.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "build the suite's test binary")
+	bin := buildSelf(t)
 
 	cases := []struct {
 		name  string

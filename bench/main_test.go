@@ -51,6 +51,11 @@ func TestMain(m *testing.M) {
 		stop := lab.Session.Guard(testTimeout(), os.Stderr)
 		code = m.Run()
 		stop()
+		if lab.Safety != nil {
+			lab.Safety.Close()
+			lab.Reports.SetSafety(lab.Safety.Summary())
+		}
+		lab.Reports.SetKept(lab.Journal.Kept())
 		if n, err := lab.Session.Purge(); err != nil || n > 0 {
 			fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) the tests left (%v)\n", n, err)
 		}
@@ -151,6 +156,23 @@ func setUp() (int, error) {
 	env.Machine.CalibrationMBps = engine.Calibrate()
 	if env.Machine.Busy != "" {
 		fmt.Fprintf(os.Stderr, "wsgilab: a busy machine: %s; the verdicts will say so\n", env.Machine.Busy)
+	}
+	// The safety stop watches the series from here on, and the journal
+	// gives back what an interrupted series of the same fingerprint did.
+	env.Hardening = podspec.DefaultHardening
+	fp := engine.NewFingerprint(lab.Image, base.Ref, settings)
+	if lab.Journal, env.Resume, err = engine.OpenJournal(settings.ReportDir, fp, settings.Resume); err != nil {
+		return 1, err
+	}
+	if env.Resume.Resumed {
+		fmt.Fprintf(os.Stderr, "wsgilab: resuming the series in %s: its journal holds %d completed unit(s); only the missing ones run\n",
+			settings.ReportDir, len(env.Resume.Kept))
+	}
+	lab.Log = os.Stderr
+	env.Safety = report.Safety{Enabled: settings.Safety.Enabled, Threshold: settings.Safety.Config.Threshold,
+		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: []report.Abort{}}
+	if lab.Safety, err = lab.SafetyStop("/proc", "/sys/fs/cgroup"); err != nil {
+		return 1, err
 	}
 	env.GeneratedAt = time.Now().UTC()
 	env.GoVersion = runtime.Version()

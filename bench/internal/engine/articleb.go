@@ -124,14 +124,53 @@ const samplerIntervalB = 250 * time.Millisecond
 var cpusB = struct{ server, client string }{"0", "1"}
 
 // StartB starts a fresh pod for one cell: server 1 CPU and 1 GiB, as the
-// article's machine; client 1 CPU.
+// article's machine; client 1 CPU. A failure ends the test (OpenB returns
+// it instead).
 func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
 	t.Helper()
+	pod, err := l.OpenB(t, srv, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pod
+}
+
+// OpenB is StartB returning its error.
+func (l *Lab) OpenB(t stack.TB, srv ServerB, block int) (*stack.Pod, error) {
+	t.Helper()
 	l.Reports.begin(verdict.Cell(srv.ID, block))
-	return stack.Start(t, l.Session, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
+	return stack.Open(t, l.Session, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
 		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
 		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})),
 		stack.Ident{Condition: verdict.Cell(srv.ID, block)})
+}
+
+// CellB measures one cell of article B in a fresh pod, removed afterwards:
+// the warm-up and the profile's pairs (MeasurePairsB). A cell in the
+// journal is not measured again; one the safety stop discards is measured
+// again, in a fresh pod, once the host is calm. The cell is the unit
+// because its pairs share one server.
+func (l *Lab) CellB(t stack.TB, srv ServerB, block int, prof ProfileB) (map[string][]RunB, error) {
+	t.Helper()
+	cell := verdict.Cell(srv.ID, block)
+	l.Reports.begin(cell)
+	var runs map[string][]RunB
+	if ok, err := l.Journal.load(journalB(cell), &runs); ok || err != nil {
+		return runs, err
+	}
+	err := l.attempt(cell, func() error {
+		pod, err := l.OpenB(t, srv, block)
+		if err != nil {
+			return err
+		}
+		defer pod.Close()
+		runs, err = l.MeasurePairsB(pod, srv, block, prof, 0)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return runs, l.Journal.save(journalB(cell), runs)
 }
 
 // RunB is one generator's run against a cell's server.

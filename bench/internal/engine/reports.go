@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/verdict"
 )
 
@@ -85,7 +86,8 @@ func (r *Reports) attemptA(c Condition) {
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
 	rows := SummarizeRun(c, rec)
 	rows.Run.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
-	rawErr := report.WriteFile(filepath.Join(r.dir, "raw"), fmt.Sprintf("%s-run%d.json", c.ID, rec.Run), report.JSON(rec))
+	raw := rawA(c, rec.Run)
+	rawErr := report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
 	r.mu.Lock()
 	r.runs = append(r.runs, rows.Run)
 	r.requests = append(r.requests, rows.Requests...)
@@ -93,6 +95,11 @@ func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
 	r.sampled.Append(rows.Sampler)
 	r.mu.Unlock()
 	return rows.Run, errors.Join(rawErr, r.writeA())
+}
+
+// rawA is run k of c's raw record, relative to the report directory.
+func rawA(c Condition, k int) string {
+	return filepath.Join("raw", fmt.Sprintf("%s-run%d.json", c.ID, k))
 }
 
 // Conditions summarizes every condition that has runs.
@@ -218,6 +225,33 @@ func (r *Reports) writeEnv() error {
 	env := *r.Env
 	r.mu.Unlock()
 	return report.WriteFile(r.dir, "environment.json", report.JSON(env))
+}
+
+// AddAbort records a unit the safety stop discarded, in
+// environment.json's safety record, at once.
+func (r *Reports) AddAbort(a report.Abort) error {
+	r.mu.Lock()
+	r.Env.Safety.Aborts = append(r.Env.Safety.Aborts, a)
+	r.wrote = true
+	r.mu.Unlock()
+	return r.writeEnv()
+}
+
+// SetSafety records the safety stop's summary of the series in
+// environment.json, beside the aborts AddAbort recorded.
+func (r *Reports) SetSafety(s safety.Summary) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := &r.Env.Safety
+	e.Samples, e.MaxShare, e.MeanShare, e.ReadError = s.Samples, s.MaxShare, s.MeanShare, s.ReadError
+}
+
+// SetKept records the journalled units this series kept instead of
+// running them.
+func (r *Reports) SetKept(kept []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Env.Resume.Kept, r.Env.Resume.Resumed = kept, len(kept) > 0
 }
 
 // Close writes environment.json once more (tests may have added to it)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"wsgilab/bench/internal/image"
@@ -11,16 +12,26 @@ import (
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stack"
 )
 
 // Lab is what every run needs: the series' session on the engine, the lab
-// image, the settings and the series' reports.
+// image, the settings and the series' reports; and optionally the host
+// safety stop, the journal a series resumes from, and a log for aborts.
 type Lab struct {
 	Session  *stack.Session
 	Image    string
 	Settings Settings
 	Reports  *Reports
+	// Safety, when set, discards and reruns a unit during which the host
+	// was busy outside the lab (see attempt).
+	Safety *safety.Stop
+	// Journal, when set, keeps each completed unit and gives it back
+	// instead of running it again.
+	Journal *Journal
+	// Log receives the safety stop's abort lines.
+	Log io.Writer
 }
 
 // Record is a run's raw record, raw/<condition>-run<k>.json: everything
@@ -41,7 +52,8 @@ type Record struct {
 // the sampler, collect the app's write records and the client's limits.
 // It records the run and returns its summary; an error means the run
 // could not be carried out at all (a run that ran but measured something
-// wrong is returned as invalid).
+// wrong is returned as invalid). A run in the journal is not run again; a
+// run the safety stop discards is run again once the host is calm.
 func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	t.Helper()
 	if err := c.Validate(); err != nil {
@@ -49,33 +61,59 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	}
 	l.Reports.begin(c.ID)
 	l.Reports.attemptA(c)
-	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
-	pod := stack.Start(t, l.Session, rec.Pod, stack.Ident{Condition: c.ID, Run: k})
-
-	spec, err := json.Marshal(c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k)))
+	var rec Record
+	if ok, err := l.Journal.loadFile(journalA(c, k), &rec); ok || err != nil {
+		if err != nil {
+			return report.Run{}, err
+		}
+		return l.Reports.AddRun(c, rec)
+	}
+	err := l.attempt(fmt.Sprintf("%s run %d", c.ID, k), func() error {
+		var err error
+		rec, err = l.measureA(t, c, k)
+		return err
+	})
 	if err != nil {
 		return report.Run{}, err
 	}
+	run, err := l.Reports.AddRun(c, rec)
+	if err != nil {
+		return run, err
+	}
+	return run, l.Journal.saveFile(journalA(c, k), rawA(c, k))
+}
+
+// measureA carries out one attempt at run k of c, in a pod it removes
+// before returning.
+func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
+	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
+	pod, err := stack.Open(t, l.Session, rec.Pod, stack.Ident{Condition: c.ID, Run: k})
+	if err != nil {
+		return rec, err
+	}
+	defer pod.Close()
+	spec, err := json.Marshal(c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k)))
+	if err != nil {
+		return rec, err
+	}
 	sampling, err := pod.StartSampler(probe.DefaultInterval)
 	if err != nil {
-		return report.Run{}, err
+		return rec, err
 	}
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
 	series, err := sampling.Stop()
 	if loadErr != nil || err != nil {
-		return report.Run{}, errors.Join(wrap("load", loadErr), wrap("sampler", err))
+		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
 	if err := pod.OOMKilled(); err != nil {
-		return report.Run{}, err
+		return rec, err
 	}
 	if rec.Writes, err = pod.Writes(); err != nil {
-		return report.Run{}, err
+		return rec, err
 	}
-	if rec.Client, err = pod.Inspect(pod.Client); err != nil {
-		return report.Run{}, err
-	}
-	return l.Reports.AddRun(c, rec)
+	rec.Client, err = pod.Inspect(pod.Client)
+	return rec, err
 }
 
 // wrap prefixes err with what failed; nil stays nil.

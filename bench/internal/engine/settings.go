@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
 )
 
 // Defaults of Settings.
@@ -33,6 +35,18 @@ type Settings struct {
 	ReportDir string
 	// Quiet is LAB_QUIET: no progress lines on stderr.
 	Quiet bool
+	// Safety is LAB_SAFETY_CPU and LAB_SAFETY_WINDOW: the host safety stop.
+	Safety SafetySettings
+	// Resume is LAB_RESUME: keep the completed units of an interrupted
+	// series of the same fingerprint in ReportDir's journal (make repro
+	// sets it; make repro FRESH=1 and make test do not).
+	Resume bool
+}
+
+// SafetySettings switch the host safety stop on or off and set it.
+type SafetySettings struct {
+	Enabled bool
+	Config  safety.Config
 }
 
 // knownSettings are every LAB_* variable the lab reads on the host, with
@@ -44,6 +58,11 @@ var knownSettings = map[string]string{
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
 	"LAB_NO_BROWSER":  "1 (skip the report's headless Chromium test) or 0",
+	"LAB_SAFETY_CPU": fmt.Sprintf("off, or the share of the host's CPU outside the lab that trips the safety stop: a number in (0, 1] or a percentage like 90%%; default %v",
+		safety.DefaultThreshold),
+	"LAB_SAFETY_WINDOW": fmt.Sprintf("how long that share must last to trip it, a Go duration from %v to 1m; default %v",
+		2*safety.DefaultInterval, safety.DefaultWindow),
+	"LAB_RESUME": "1 (keep the completed runs of an interrupted series in LAB_REPORT_DIR's journal; make repro) or 0 (start afresh; default)",
 }
 
 // ParseSettings reads the LAB_* variables from environ (os.Environ's
@@ -72,7 +91,8 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	}
 	bad := func(k string) error { return fmt.Errorf("%s=%q: want %s", k, env[k], knownSettings[k]) }
 
-	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, report.DefaultDir)}
+	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, report.DefaultDir),
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}}
 	if v, ok := env["LAB_RUNS"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxRuns {
@@ -103,6 +123,33 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, bad("LAB_BROWSER_DIR"))
 		}
 	}
+	if v, ok := env["LAB_SAFETY_CPU"]; ok {
+		share, err := parseShare(v)
+		switch {
+		case strings.EqualFold(v, "off"):
+			s.Safety.Enabled = false
+		case err != nil || !(share > 0 && share <= 1):
+			errs = append(errs, bad("LAB_SAFETY_CPU"))
+		default:
+			s.Safety.Config.Threshold = share
+		}
+	}
+	if v, ok := env["LAB_SAFETY_WINDOW"]; ok {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 2*safety.DefaultInterval || d > time.Minute {
+			errs = append(errs, bad("LAB_SAFETY_WINDOW"))
+		}
+		s.Safety.Config.Window = d
+	}
+	if v, ok := env["LAB_RESUME"]; ok {
+		switch v {
+		case "1":
+			s.Resume = true
+		case "0":
+		default:
+			errs = append(errs, bad("LAB_RESUME"))
+		}
+	}
 	if v, ok := env["LAB_REPORT_DIR"]; ok {
 		if v == "" {
 			errs = append(errs, bad("LAB_REPORT_DIR"))
@@ -115,6 +162,15 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		return Settings{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// parseShare reads "0.9" or "90%".
+func parseShare(v string) (float64, error) {
+	if p, ok := strings.CutSuffix(v, "%"); ok {
+		f, err := strconv.ParseFloat(p, 64)
+		return f / 100, err
+	}
+	return strconv.ParseFloat(v, 64)
 }
 
 // tryWrite checks that dir, or the nearest existing directory above it,

@@ -4,24 +4,37 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/verdict"
 )
 
 func TestSettingsDefaults(t *testing.T) {
 	s, err := ParseSettings([]string{"PATH=/bin", "HOME=/root"}, "/mod")
 	require.NoError(t, err)
-	assert.Equal(t, Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: "/mod/reports/out"}, s)
+	assert.Equal(t, Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: "/mod/reports/out",
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}}, s)
 }
 
 func TestSettingsGood(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not", "yet")
-	s, err := ParseSettings([]string{"LAB_RUNS=5", "LAB_PROFILE=full", "LAB_QUIET=yes", "LAB_REPORT_DIR=" + dir}, "/mod")
+	s, err := ParseSettings([]string{"LAB_RUNS=5", "LAB_PROFILE=full", "LAB_QUIET=yes", "LAB_REPORT_DIR=" + dir,
+		"LAB_SAFETY_CPU=75%", "LAB_SAFETY_WINDOW=3s", "LAB_RESUME=1"}, "/mod")
 	require.NoError(t, err)
-	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true}, s)
+	want := safety.DefaultConfig()
+	want.Threshold, want.Window = 0.75, 3*time.Second
+	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true, Resume: true,
+		Safety: SafetySettings{Enabled: true, Config: want}}, s)
+	off, err := ParseSettings([]string{"LAB_SAFETY_CPU=off"}, "/mod")
+	require.NoError(t, err)
+	assert.False(t, off.Safety.Enabled)
+	half, err := ParseSettings([]string{"LAB_SAFETY_CPU=0.5"}, "/mod")
+	require.NoError(t, err)
+	assert.Equal(t, 0.5, half.Safety.Config.Threshold)
 	_, err = os.Stat(dir)
 	assert.ErrorIs(t, err, os.ErrNotExist, "checking the directory created nothing")
 	for _, v := range []string{"1", "true", "TRUE", "0", "false", "no"} {
@@ -55,7 +68,13 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_REPORT_DIR=" + file, "is not a directory"},
 		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
 		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
-		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RUNS`},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
+		{"LAB_SAFETY_CPU=0", `LAB_SAFETY_CPU="0": want off, or the share of the host's CPU outside the lab`},
+		{"LAB_SAFETY_CPU=120%", `LAB_SAFETY_CPU="120%": want off, or the share`},
+		{"LAB_SAFETY_CPU=high", `LAB_SAFETY_CPU="high": want off`},
+		{"LAB_SAFETY_WINDOW=100ms", `LAB_SAFETY_WINDOW="100ms": want how long that share must last to trip it, a Go duration from 500ms to 1m`},
+		{"LAB_SAFETY_WINDOW=2", `LAB_SAFETY_WINDOW="2": want how long`},
+		{"LAB_RESUME=yes", `LAB_RESUME="yes": want 1 (keep the completed runs`},
 		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
 		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},

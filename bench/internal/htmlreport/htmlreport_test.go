@@ -341,3 +341,22 @@ func TestBusyMachineSaysSo(t *testing.T) {
 	s = parse(t, render(t, dir))
 	assert.Contains(t, text(s.sections["claims"]), "This series ran on a busy machine: other programs used 37 %")
 }
+
+// Runs the safety stop discarded, and units a resumed series kept, are
+// said beside the verdicts.
+func TestAbortsAndResumeSaySo(t *testing.T) {
+	dir := copyFixture(t)
+	s := parse(t, render(t, dir))
+	assert.NotContains(t, text(s.sections["claims"]), "safety stop discarded")
+
+	var env report.Environment
+	b, err := os.ReadFile(filepath.Join(dir, "environment.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &env))
+	env.Safety.Aborts = []report.Abort{{Unit: "direct-2dl run 2", Attempt: 1, PeakShare: 0.97}}
+	env.Resume = report.Resume{Resumed: true, Kept: []string{"a/direct-0dl-run1"}}
+	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	claims := text(parse(t, render(t, dir)).sections["claims"])
+	assert.Contains(t, claims, "The host safety stop discarded 1 run(s), each run again once the host was calm: direct-2dl run 2 (attempt 1, outside share peaked at 97")
+	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
 )
 
@@ -108,8 +109,10 @@ func buildHeader(f *files) header {
 
 type claimsView struct {
 	Missing string
-	// Busy, when set, says the series ran on a busy machine.
-	Busy string
+	// Busy, when set, says the series ran on a busy machine; Aborts, that
+	// the safety stop discarded runs; Resumed, that runs came from an
+	// interrupted series' journal.
+	Busy, Aborts, Resumed string
 	// Groups are the article claims, then the harness checks.
 	Groups  []claimGroup
 	Holds   int
@@ -139,6 +142,18 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 	var v claimsView
 	if env != nil && env.Machine.Busy != "" {
 		v.Busy = "This series ran on a busy machine: " + env.Machine.Busy + ". Its figures may be disturbed."
+	}
+	if env != nil && len(env.Safety.Aborts) > 0 {
+		var units []string
+		for _, a := range env.Safety.Aborts {
+			units = append(units, fmt.Sprintf("%s (attempt %d, outside share peaked at %s)", a.Unit, a.Attempt, pct(a.PeakShare)))
+		}
+		v.Aborts = fmt.Sprintf("The host safety stop discarded %d run(s), each run again once the host was calm: %s.",
+			len(env.Safety.Aborts), strings.Join(units, "; "))
+	}
+	if env != nil && env.Resume.Resumed {
+		v.Resumed = fmt.Sprintf("This series resumed an interrupted one: %d completed unit(s) came from its journal (%s).",
+			len(env.Resume.Kept), strings.Join(env.Resume.Kept, ", "))
 	}
 	groups := map[string]*claimGroup{}
 	for _, k := range claimKinds {
@@ -422,6 +437,14 @@ func buildEnv(f *files) envView {
 			{"one core, SHA-256", num(e.Machine.CalibrationMBps) + " MB/s"},
 			{"verdict", cmp.Or(e.Machine.Busy, "quiet")},
 		}},
+		{"Safety stop and resume", []kv{
+			{"safety stop", safetyLine(e.Safety)},
+			{"CPU outside the lab, max", pct(e.Safety.MaxShare)}, {"CPU outside the lab, mean", pct(e.Safety.MeanShare)},
+			{"samples", fmt.Sprint(e.Safety.Samples)},
+			{"runs discarded", fmt.Sprint(len(e.Safety.Aborts))},
+			{"units kept from a journal", fmt.Sprint(len(e.Resume.Kept))},
+		}},
+		{"Container hardening", hardeningRows(e.Hardening)},
 		{"Default pod and limits", []kv{
 			{"server", e.Pod.Server.ID}, {"command", strings.Join(e.Pod.Server.Cmd, " ")},
 			{"CFS period", fmt.Sprintf("%s ms", num(float64(e.Pod.CPUPeriod)/1e6))},
@@ -470,4 +493,31 @@ func buildEnv(f *files) envView {
 		v.Packages = append(v.Packages, kv{k, e.Versions.Packages[k]})
 	}
 	return v
+}
+
+func safetyLine(s report.Safety) string {
+	if !s.Enabled {
+		return "off"
+	}
+	return fmt.Sprintf("trips above %s of the host for %s s", pct(s.Threshold), num(s.WindowS))
+}
+
+// hardeningRows are one row per role: user, kept capabilities, tmpfs and
+// pids limit (every role also has a read-only root and no-new-privileges).
+func hardeningRows(h map[string]podspec.Hardening) []kv {
+	var rows []kv
+	for _, role := range slices.Sorted(maps.Keys(h)) {
+		r := h[role]
+		caps := "none"
+		if len(r.CapAdd) > 0 {
+			caps = strings.Join(r.CapAdd, ", ")
+		}
+		var tmpfs []string
+		for _, p := range slices.Sorted(maps.Keys(r.Tmpfs)) {
+			tmpfs = append(tmpfs, p+" ("+r.Tmpfs[p]+")")
+		}
+		rows = append(rows, kv{role, fmt.Sprintf("user %s; capabilities %s; tmpfs %s; pids %d",
+			cmp.Or(r.User, "root"), caps, cmp.Or(strings.Join(tmpfs, ", "), "none"), r.PidsLimit)})
+	}
+	return rows
 }

@@ -23,6 +23,55 @@ type Environment struct {
 	Inspections map[string]probe.Inspection `json:"inspections,omitempty"`
 	// Machine is what could disturb the series, read before it started.
 	Machine Machine `json:"machine"`
+	// Hardening is each role's container lockdown.
+	Hardening map[string]podspec.Hardening `json:"hardening"`
+	// Safety is the host safety stop's record: what it watched for, the
+	// CPU share outside the lab it saw, and every run it aborted.
+	Safety Safety `json:"safety"`
+	// Resume says what a resumed series kept from an earlier process.
+	Resume Resume `json:"resume"`
+}
+
+// Safety is the host safety stop's record of a series.
+type Safety struct {
+	// Enabled is false when LAB_SAFETY_CPU=off.
+	Enabled bool `json:"enabled"`
+	// Threshold is the share of the host's CPU outside the lab above which
+	// the stop trips once it lasted WindowS.
+	Threshold float64 `json:"threshold_share"`
+	WindowS   float64 `json:"window_s"`
+	// Samples, MaxShare and MeanShare describe the CPU share outside the
+	// lab over the series: the machine's noise.
+	Samples   int     `json:"samples"`
+	MaxShare  float64 `json:"max_outside_share"`
+	MeanShare float64 `json:"mean_outside_share"`
+	Aborts    []Abort `json:"aborts"`
+	ReadError string  `json:"read_error,omitempty"`
+}
+
+// Abort is a run the safety stop discarded; the series waited for calm
+// and ran it again.
+type Abort struct {
+	// Unit is what was discarded: "<condition> run <k>" or an article B cell.
+	Unit    string    `json:"unit"`
+	Attempt int       `json:"attempt"`
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	// PeakShare and MeanShare are the outside share over the trip.
+	PeakShare float64 `json:"peak_outside_share"`
+	MeanShare float64 `json:"mean_outside_share"`
+	// WaitedS is how long the series then waited for calm.
+	WaitedS float64 `json:"waited_s"`
+}
+
+// Resume says what a series kept from the journal of an interrupted one.
+type Resume struct {
+	// Fingerprint is the series' fingerprint (engine.Fingerprint's hash).
+	Fingerprint string `json:"fingerprint"`
+	// Resumed is true when the journal held completed units of this
+	// fingerprint; Kept lists them.
+	Resumed bool     `json:"resumed"`
+	Kept    []string `json:"kept,omitempty"`
 }
 
 // Docker describes the engine.

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -50,6 +51,16 @@ type Session struct {
 	// closed is set by Purge: no container may start after it.
 	closed atomic.Bool
 	oom    oomWatch
+	// live holds the ids of the containers this process started and has
+	// not removed yet: the lab's share of the host's CPU (package safety).
+	live sync.Map
+}
+
+// ContainerIDs lists the session's live containers.
+func (s *Session) ContainerIDs() []string {
+	var ids []string
+	s.live.Range(func(k, _ any) bool { ids = append(ids, k.(string)); return true })
+	return ids
 }
 
 // NewSession starts a series on pool's engine.

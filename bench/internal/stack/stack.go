@@ -74,13 +74,23 @@ func Start(t TB, s *Session, c podspec.Config, id Ident) *Pod {
 
 // Open is Start returning its error: a container that was OOM-killed says
 // so (ErrOOMKilled), whether it exited or only lost a process.
+// A pod that fails to start is removed at once, so a retry in the same
+// test can use its names.
 func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
 	t.Helper()
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	repo, tag := image.SplitRef(c.Image)
 	p := &Pod{Config: c, Ident: id, session: s, pool: s.pool}
+	if err := p.start(t); err != nil {
+		return nil, errors.Join(err, p.Close())
+	}
+	return p, nil
+}
+
+func (p *Pod) start(t TB) error {
+	c := p.Config
+	repo, tag := image.SplitRef(c.Image)
 	var err error
 	if p.Holder, err = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleHolder), Name: p.name(podspec.RoleHolder),
@@ -90,20 +100,20 @@ func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
 		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem}
 		hc.Memory, hc.MemorySwap = 16<<20, 16<<20
 	}); err != nil {
-		return nil, err
+		return err
 	}
 
 	if p.App, err = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
 		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels(podspec.RoleApp), Name: p.name(podspec.RoleApp),
 	}, p.join, p.limit(c.App)); err != nil {
-		return nil, err
+		return err
 	}
 
 	if c.Proxy != nil {
 		conf, err := c.Proxy.Render()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if p.Proxy, err = p.run(t, &dockertest.RunOptions{
 			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
@@ -112,24 +122,24 @@ func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
 			Cmd: []string{"sh", "-c", `printf '%s' "$LAB_NGINX_CONF" > ` + NginxConfPath +
 				` && exec nginx -e stderr -c ` + NginxConfPath + ` -g 'daemon off;'`},
 		}, p.join, p.limit(c.ProxyLimits)); err != nil {
-			return nil, err
+			return err
 		}
 	}
 
 	if p.Client, err = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleClient), Name: p.name(podspec.RoleClient),
 	}, p.join, p.limit(c.Client)); err != nil {
-		return nil, err
+		return err
 	}
 
 	if c.Sampler {
 		if p.Sampler, err = p.run(t, &dockertest.RunOptions{
 			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleSampler), Name: p.name(podspec.RoleSampler),
 		}, p.join, func(hc *dc.HostConfig) { hc.Memory, hc.MemorySwap = DefaultSamplerMemory, DefaultSamplerMemory }); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return p, p.waitReady()
+	return p.waitReady()
 }
 
 // DefaultSamplerMemory limits the sampler container; its CPU is not limited.
@@ -164,12 +174,32 @@ func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig
 		removeContainer(p.pool.Client, r.Container.ID)
 		return nil, fmt.Errorf("stack: series %s is stopping; removed the %s container it was starting", p.session.ID, role)
 	}
+	p.session.live.Store(r.Container.ID, true)
 	t.Cleanup(func() {
-		if err := removeContainer(p.pool.Client, r.Container.ID); err != nil {
+		if err := p.remove(r); err != nil {
 			t.Errorf("stack: purge %s: %v", r.Container.Name, err)
 		}
 	})
 	return r, nil
+}
+
+func (p *Pod) remove(r *dockertest.Resource) error {
+	err := removeContainer(p.pool.Client, r.Container.ID)
+	if err == nil {
+		p.session.live.Delete(r.Container.ID)
+	}
+	return err
+}
+
+// Close removes the pod's containers now, before the test's cleanup
+// (which then finds nothing left to do), so a run retried in the same
+// test can start a pod of the same names.
+func (p *Pod) Close() error {
+	var errs []error
+	for _, r := range p.Roles() {
+		errs = append(errs, p.remove(r.Resource))
+	}
+	return errors.Join(errs...)
 }
 
 func (p *Pod) join(hc *dc.HostConfig) {

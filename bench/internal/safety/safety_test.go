@@ -1,0 +1,113 @@
+package safety
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// feed adds one point per interval with the given shares.
+func feed(s *Stop, from time.Time, shares ...float64) time.Time {
+	for _, v := range shares {
+		from = from.Add(s.cfg.Interval)
+		s.Add(Point{At: from, Outside: v})
+	}
+	return from
+}
+
+func newStop() *Stop { return &Stop{cfg: DefaultConfig()} }
+
+func TestTripsAfterWindowOnly(t *testing.T) {
+	s := newStop()
+	m := s.Mark()
+	// 7 intervals over (1.75 s), then calm: no trip.
+	at := feed(s, t0, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.1)
+	_, tripped := s.Since(m)
+	assert.False(t, tripped, "tripped after 1.75 s over the threshold")
+	// 8 intervals over (2 s): one trip, extended while it lasts.
+	feed(s, at, 0.92, 0.95, 0.99, 0.95, 0.95, 0.95, 0.95, 0.95, 0.97)
+	trip, tripped := s.Since(m)
+	require.True(t, tripped)
+	assert.Equal(t, 0.99, trip.Peak)
+	assert.Len(t, s.Summary().Trips, 1, "one span is one trip")
+	assert.Equal(t, 2250*time.Millisecond, trip.To.Sub(trip.From))
+	// The threshold itself does not trip.
+	s2 := newStop()
+	feed(s2, t0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9)
+	assert.Empty(t, s2.Summary().Trips)
+}
+
+func TestWaitCalm(t *testing.T) {
+	s := newStop()
+	at := feed(s, t0, 1, 1, 1, 1, 1, 1, 1, 1)
+	// Each sleep brings one calm point; calm needs 5 s of them.
+	var slept int
+	waited, err := s.WaitCalm(func(time.Duration) { slept++; at = feed(s, at, 0.2) })
+	require.NoError(t, err)
+	assert.Equal(t, int(DefaultCalm/DefaultInterval), slept)
+	assert.Less(t, waited, time.Second, "WaitCalm measures real time, and the fake sleep takes none")
+
+	s.cfg.MaxWait = 0
+	feed(s, at, 1)
+	_, err = s.WaitCalm(func(time.Duration) {})
+	assert.ErrorIs(t, err, ErrNoCalm)
+}
+
+func TestOutside(t *testing.T) {
+	assert.InDelta(t, 0.5, Outside(3*time.Second, time.Second, 2*time.Second, 2), 1e-9)
+	assert.Equal(t, 0.0, Outside(time.Second, 2*time.Second, time.Second, 2), "clamped at 0")
+	assert.Equal(t, 1.0, Outside(9*time.Second, 0, time.Second, 2), "clamped at 1")
+	assert.Equal(t, 0.0, Outside(time.Second, 0, 0, 2))
+}
+
+func TestConfigValidate(t *testing.T) {
+	require.NoError(t, DefaultConfig().Validate())
+	for name, mod := range map[string]func(*Config){
+		"threshold 0":      func(c *Config) { c.Threshold = 0 },
+		"threshold 1.5":    func(c *Config) { c.Threshold = 1.5 },
+		"window too short": func(c *Config) { c.Window = c.Interval },
+		"calm over max":    func(c *Config) { c.Calm = c.MaxWait + time.Second },
+	} {
+		c := DefaultConfig()
+		mod(&c)
+		assert.Error(t, c.Validate(), name)
+	}
+}
+
+// TestHostReads reads a fixture host: /proc/stat's busy time (user, nice,
+// system, irq, softirq; not steal), the harness' own CPU, and the lab's
+// containers' cgroup counters, v1 and v2, keeping a removed container's
+// last counter.
+func TestHostReads(t *testing.T) {
+	root := t.TempDir()
+	write := func(name, body string) {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	}
+	// USER_HZ is 100: 1000 ticks are 10 s.
+	write("proc/stat", "cpu  1000 100 400 5000 50 10 20 300 0 0\ncpu0 500 50 200 2500 25 5 10 150 0 0\ncpu1 500 50 200 2500 25 5 10 150 0 0\n")
+	write("proc/42/stat", "42 (bench.test) S 1 42 42 0 -1 4194304 0 0 0 0 150 50 0 0 20 0 1 0 1 0 0 18446744073709551615 0 0 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n")
+	require.NoError(t, os.Symlink("42", filepath.Join(root, "proc/self")))
+	write("cgroup/cpuacct/docker/aaa/cpuacct.usage", "3000000000\n")
+	write("cgroup/system.slice/docker-bbb.scope/cpu.stat", "usage_usec 1500000\nuser_usec 1000000\n")
+	ids := []string{"aaa", "bbb", "not-on-this-host"}
+	h := &Host{ProcRoot: filepath.Join(root, "proc"), CgroupRoot: filepath.Join(root, "cgroup"), Containers: func() []string { return ids }}
+	busy, lab, cores, err := h.Read()
+	require.NoError(t, err)
+	assert.Equal(t, 2, cores)
+	assert.Equal(t, 15300*time.Millisecond, busy, "user+nice+system+irq+softirq")
+	assert.Equal(t, 6500*time.Millisecond, lab, "3 s + 1.5 s + the harness' 2 s")
+
+	ids = []string{"bbb"} // aaa was removed: its 3 s stay in the total
+	require.NoError(t, os.RemoveAll(filepath.Join(root, "cgroup/cpuacct/docker/aaa")))
+	_, lab, _, err = h.Read()
+	require.NoError(t, err)
+	assert.Equal(t, 6500*time.Millisecond, lab)
+}

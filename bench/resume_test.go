@@ -1,0 +1,107 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	dc "github.com/ory/dockertest/v3/docker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stack"
+)
+
+// TestResume interrupts a series the hard way and resumes it: a child runs
+// direct-2dl three times with LAB_RESUME=1 and is SIGKILLed while its
+// second run is under way. A second child, with the same settings, must
+// keep run 1 exactly as journalled, drop the interrupted run 2, and run
+// only runs 2 and 3. A third, under another fingerprint (LAB_RUNS=2), must
+// be refused before it runs anything.
+func TestResume(t *testing.T) {
+	if *leakMode != "" {
+		t.Skip("TestNoLeaks' child")
+	}
+	bin := buildSelf(t)
+	dir := t.TempDir()
+	env := append(os.Environ(), "LAB_QUIET=1", "LAB_RESUME=1", "LAB_RUNS=3", "LAB_REPORT_DIR="+dir)
+	args := []string{"-test.run", "^TestArticleA$/^direct-2dl$"}
+
+	first := exec.Command(bin, args...)
+	first.Env = env
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	require.NoError(t, first.Start())
+	t.Cleanup(func() { first.Process.Kill() })
+	// Wait for run 1 in the journal and run 2's pod on the engine.
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		require.True(t, time.Now().Before(deadline), "the first child never got to run 2:\n%s", tail(firstErr.String(), 20))
+		_, err := os.Stat(filepath.Join(dir, "journal/a/direct-2dl-run1.json"))
+		if err == nil && len(runContainers(t, "direct-2dl", 2)) > 0 {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	require.NoError(t, first.Process.Signal(os.Kill))
+	first.Wait()
+	run1, err := os.ReadFile(filepath.Join(dir, "raw/direct-2dl-run1.json"))
+	require.NoError(t, err)
+	_, err = os.Stat(filepath.Join(dir, "journal/a/direct-2dl-run2.json"))
+	require.ErrorIs(t, err, os.ErrNotExist, "the interrupted run was journalled")
+
+	second := exec.Command(bin, args...)
+	second.Env = env
+	out, err := second.CombinedOutput()
+	require.NoError(t, err, "the resumed series failed:\n%s", tail(string(out), 30))
+	assert.Contains(t, string(out), "its journal holds 1 completed unit(s); only the missing ones run")
+
+	var e report.Environment
+	readJSON(t, filepath.Join(dir, "environment.json"), &e)
+	assert.True(t, e.Resume.Resumed)
+	assert.Equal(t, []string{"a/direct-2dl-run1"}, e.Resume.Kept)
+	var runs []report.Run
+	readJSON(t, filepath.Join(dir, "runs.json"), &runs)
+	var ks []int
+	for _, r := range runs {
+		ks = append(ks, r.Run)
+	}
+	assert.ElementsMatch(t, []int{1, 2, 3}, ks, "runs of the resumed series")
+	again, err := os.ReadFile(filepath.Join(dir, "raw/direct-2dl-run1.json"))
+	require.NoError(t, err)
+	assert.Equal(t, run1, again, "run 1 was kept byte for byte, not run again")
+	for k := 1; k <= 3; k++ {
+		assert.FileExists(t, filepath.Join(dir, "journal/a", "direct-2dl-run"+strconv.Itoa(k)+".json"))
+	}
+
+	other := exec.Command(bin, args...)
+	other.Env = append(env, "LAB_RUNS=2")
+	out, err = other.CombinedOutput()
+	require.Error(t, err, "a series under another fingerprint resumed:\n%s", tail(string(out), 10))
+	assert.Contains(t, string(out), "the journal belongs to another series")
+	assert.Contains(t, string(out), "it differs from this series in runs;")
+	assert.Contains(t, string(out), "make repro FRESH=1")
+	t.Logf("refused: %s", tail(string(out), 1))
+}
+
+// runContainers lists the engine's lab containers of condition's run k.
+func runContainers(t *testing.T, condition string, k int) []dc.APIContainers {
+	t.Helper()
+	cs, err := lab.Session.Pool().Client.ListContainers(dc.ListContainersOptions{Filters: map[string][]string{
+		"label": {stack.LabelCondition + "=" + condition, stack.LabelRun + "=" + strconv.Itoa(k)}}})
+	require.NoError(t, err)
+	return cs
+}
+
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, v), path)
+}
