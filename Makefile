@@ -24,12 +24,12 @@ test: deps settings
 ## repro: the full reproduction (article B at the article's -n); progress on
 ## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png.
 ## An interrupted repro resumes: the runs its journal holds are kept and only
-## the missing ones run (LAB_RESUME=1); FRESH=1 starts afresh.
+## the missing ones run (LAB_RESUME=1); FRESH=1 starts afresh (LAB_RESUME=fresh).
 ## go test runs in bench/ (local directory mode) so its output streams.
 FRESH ?=
 repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),0,1) $(GO) test -count=1 -timeout 4h) || status=$$?; \
+	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 4h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 

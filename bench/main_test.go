@@ -56,6 +56,12 @@ func TestMain(m *testing.M) {
 			lab.Reports.SetSafety(lab.Safety.Summary())
 		}
 		lab.Reports.SetKept(lab.Journal.Kept())
+		if code == 0 {
+			if err := lab.Journal.Complete(); err != nil {
+				fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
+				code = 1
+			}
+		}
 		if n, err := lab.Session.Purge(); err != nil || n > 0 {
 			fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) the tests left (%v)\n", n, err)
 		}
@@ -160,7 +166,8 @@ func setUp() (int, error) {
 	// The safety stop watches the series from here on, and the journal
 	// gives back what an interrupted series of the same fingerprint did.
 	env.Hardening = podspec.DefaultHardening
-	fp := engine.NewFingerprint(lab.Image, base.Ref, settings)
+	fp := engine.NewFingerprint(lab.Image, base.Ref, settings, engine.Host{CPUModel: env.Machine.CPUModel,
+		CPUs: env.Machine.CPUs, Kernel: env.Docker.Kernel, Docker: env.Docker.ServerVersion})
 	if lab.Journal, env.Resume, err = engine.OpenJournal(settings.ReportDir, fp, settings.Resume); err != nil {
 		return 1, err
 	}
@@ -170,7 +177,7 @@ func setUp() (int, error) {
 	}
 	lab.Log = os.Stderr
 	env.Safety = report.Safety{Enabled: settings.Safety.Enabled, Threshold: settings.Safety.Config.Threshold,
-		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: []report.Abort{}}
+		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: append([]report.Abort{}, lab.Journal.Aborts()...)}
 	if lab.Safety, err = lab.SafetyStop("/proc", "/sys/fs/cgroup"); err != nil {
 		return 1, err
 	}

@@ -20,10 +20,10 @@ import (
 
 // TestResume interrupts a series the hard way and resumes it: a child runs
 // direct-2dl three times with LAB_RESUME=1 and is SIGKILLed while its
-// second run is under way. A second child, with the same settings, must
-// keep run 1 exactly as journalled, drop the interrupted run 2, and run
-// only runs 2 and 3. A third, under another fingerprint (LAB_RUNS=2), must
-// be refused before it runs anything.
+// second run is under way. A child under another fingerprint (LAB_RUNS=2)
+// must be refused before it runs anything. A child with the first's
+// settings must then keep run 1 exactly as journalled, drop the
+// interrupted run 2, and run only runs 2 and 3.
 func TestResume(t *testing.T) {
 	if *leakMode != "" {
 		t.Skip("TestNoLeaks' child")
@@ -56,9 +56,21 @@ func TestResume(t *testing.T) {
 	_, err = os.Stat(filepath.Join(dir, "journal/a/direct-2dl-run2.json"))
 	require.ErrorIs(t, err, os.ErrNotExist, "the interrupted run was journalled")
 
+	// Another fingerprint is refused before anything runs, and leaves
+	// the journal as it was.
+	other := exec.Command(bin, args...)
+	other.Env = append(env, "LAB_RUNS=2")
+	out, err := other.CombinedOutput()
+	require.Error(t, err, "a series under another fingerprint resumed:\n%s", tail(string(out), 10))
+	assert.Contains(t, string(out), "the journal belongs to another series")
+	assert.Contains(t, string(out), "it differs from this series in runs (journal 3, now 2);")
+	assert.Contains(t, string(out), "make repro FRESH=1")
+	assert.FileExists(t, filepath.Join(dir, "journal/a/direct-2dl-run1.json"))
+	t.Logf("refused: %s", tail(string(out), 1))
+
 	second := exec.Command(bin, args...)
 	second.Env = env
-	out, err := second.CombinedOutput()
+	out, err = second.CombinedOutput()
 	require.NoError(t, err, "the resumed series failed:\n%s", tail(string(out), 30))
 	assert.Contains(t, string(out), "its journal holds 1 completed unit(s); only the missing ones run")
 
@@ -71,6 +83,7 @@ func TestResume(t *testing.T) {
 	var ks []int
 	for _, r := range runs {
 		ks = append(ks, r.Run)
+		assert.Less(t, r.WallS, 60.0, "run %d's wall time", r.Run)
 	}
 	assert.ElementsMatch(t, []int{1, 2, 3}, ks, "runs of the resumed series")
 	again, err := os.ReadFile(filepath.Join(dir, "raw/direct-2dl-run1.json"))
@@ -79,15 +92,7 @@ func TestResume(t *testing.T) {
 	for k := 1; k <= 3; k++ {
 		assert.FileExists(t, filepath.Join(dir, "journal/a", "direct-2dl-run"+strconv.Itoa(k)+".json"))
 	}
-
-	other := exec.Command(bin, args...)
-	other.Env = append(env, "LAB_RUNS=2")
-	out, err = other.CombinedOutput()
-	require.Error(t, err, "a series under another fingerprint resumed:\n%s", tail(string(out), 10))
-	assert.Contains(t, string(out), "the journal belongs to another series")
-	assert.Contains(t, string(out), "it differs from this series in runs;")
-	assert.Contains(t, string(out), "make repro FRESH=1")
-	t.Logf("refused: %s", tail(string(out), 1))
+	assert.FileExists(t, filepath.Join(dir, "journal/complete.json"), "a series that passed is complete")
 }
 
 // runContainers lists the engine's lab containers of condition's run k.

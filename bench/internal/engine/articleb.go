@@ -123,9 +123,8 @@ const samplerIntervalB = 250 * time.Millisecond
 // of only its own headroom. The sampler and the engine float.
 var cpusB = struct{ server, client string }{"0", "1"}
 
-// StartB starts a fresh pod for one cell: server 1 CPU and 1 GiB, as the
-// article's machine; client 1 CPU. A failure ends the test (OpenB returns
-// it instead).
+// StartB starts a fresh pod for one cell (PodB). A failure ends the test
+// (OpenB returns it instead).
 func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
 	t.Helper()
 	pod, err := l.OpenB(t, srv, block)
@@ -139,10 +138,15 @@ func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
 func (l *Lab) OpenB(t stack.TB, srv ServerB, block int) (*stack.Pod, error) {
 	t.Helper()
 	l.Reports.begin(verdict.Cell(srv.ID, block))
-	return stack.Open(t, l.Session, podspec.New(l.Image, podspec.WithServer(srv.Build(block)),
+	return stack.Open(t, l.Session, PodB(l.Image, srv, block), stack.Ident{Condition: verdict.Cell(srv.ID, block)})
+}
+
+// PodB is a cell's pod: server 1 CPU and 1 GiB, as the article's machine;
+// client 1 CPU; each pinned to its own core (cpusB).
+func PodB(imageRef string, srv ServerB, block int) podspec.Config {
+	return podspec.New(imageRef, podspec.WithServer(srv.Build(block)),
 		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
-		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client})),
-		stack.Ident{Condition: verdict.Cell(srv.ID, block)})
+		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client}))
 }
 
 // CellB measures one cell of article B in a fresh pod, removed afterwards:

@@ -23,15 +23,16 @@ func (l *Lab) attempt(unit string, do func() error) error {
 		return do()
 	}
 	for n := 1; ; n++ {
-		mark := l.Safety.Mark()
+		mark := l.Safety.Begin()
 		err := do()
-		trip, tripped := l.Safety.Since(mark)
+		trip, tripped := l.Safety.End(mark)
 		if !tripped {
 			return err
 		}
 		waited, calmErr := l.Safety.WaitCalm(time.Sleep)
-		recErr := l.Reports.AddAbort(report.Abort{Unit: unit, Attempt: n, From: trip.From, To: trip.To,
-			PeakShare: trip.Peak, MeanShare: trip.Mean, WaitedS: waited.Seconds()})
+		recErr := errors.Join(l.Reports.AddAbort(report.Abort{Unit: unit, Attempt: n, From: trip.From, To: trip.To,
+			PeakShare: trip.Peak, MeanShare: trip.Mean, WaitedS: waited.Seconds()}),
+			l.Journal.save(journalAborts, l.Reports.Aborts()))
 		l.logf("wsgilab: safety stop: %s discarded (attempt %d): CPU outside the lab peaked at %.0f %% from %s to %s; waited %v for calm",
 			unit, n, 100*trip.Peak, trip.From.Format("15:04:05.0"), trip.To.Format("15:04:05.0"), waited.Round(time.Millisecond))
 		if calmErr != nil || recErr != nil {

@@ -13,8 +13,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/verdict"
 )
@@ -25,30 +28,56 @@ import (
 const JournalProtocol = 1
 
 // Fingerprint is everything a resumed series must share with the journal
-// it resumes: images, conditions, the protocol and the settings that shape
-// a run. Any difference is refused, never silently mixed.
+// it resumes: the host, the images, every condition's pod and load as they
+// would run, the samplers' intervals, the hardening, the protocol and the
+// settings that shape a run. Any difference is refused, never silently
+// mixed.
 type Fingerprint struct {
-	Protocol   int                          `json:"protocol"`
-	LabImage   string                       `json:"lab_image"`
-	BaseImage  string                       `json:"base_image"`
-	Runs       int                          `json:"runs"`
-	Profile    string                       `json:"profile"`
-	ProfileB   ProfileB                     `json:"profile_b"`
-	ArticleA   []Condition                  `json:"article_a"`
-	ArticleB   map[string]podspec.Server    `json:"article_b"`
-	Hardening  map[string]podspec.Hardening `json:"hardening"`
-	PodDefault podspec.Config               `json:"pod_default"`
+	Protocol  int    `json:"protocol"`
+	Host      Host   `json:"host"`
+	LabImage  string `json:"lab_image"`
+	BaseImage string `json:"base_image"`
+	Runs      int    `json:"runs"`
+	Profile   string `json:"profile"`
+	// ArticleA and ArticleB are each condition's and cell's pod and load.
+	ArticleA  map[string]fingerprintA      `json:"article_a"`
+	ArticleB  map[string]podspec.Config    `json:"article_b"`
+	ProfileB  ProfileB                     `json:"profile_b"`
+	Sampling  map[string]time.Duration     `json:"sampling"`
+	Hardening map[string]podspec.Hardening `json:"hardening"`
 }
 
-// NewFingerprint is the fingerprint of a series run with s on these images.
-func NewFingerprint(labImage, baseImage string, s Settings) Fingerprint {
-	f := Fingerprint{Protocol: JournalProtocol, LabImage: labImage, BaseImage: baseImage, Runs: s.Runs,
-		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: ArticleA,
-		ArticleB: map[string]podspec.Server{}, Hardening: podspec.DefaultHardening, PodDefault: podspec.New(labImage)}
+// Host is what of the machine a series' figures depend on.
+type Host struct {
+	CPUModel string `json:"cpu_model"`
+	CPUs     int    `json:"cpus"`
+	Kernel   string `json:"kernel"`
+	Docker   string `json:"docker"`
+}
+
+type fingerprintA struct {
+	Pod  podspec.Config `json:"pod"`
+	Load load.Spec      `json:"load"`
+}
+
+// NewFingerprint is the fingerprint of a series run with s on these images
+// and this host.
+func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerprint {
+	f := Fingerprint{Protocol: JournalProtocol, Host: host, LabImage: labImage, BaseImage: baseImage, Runs: s.Runs,
+		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: map[string]fingerprintA{},
+		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
+		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
+	for _, c := range ArticleA {
+		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
+	}
 	for _, srv := range ServersB {
 		for _, b := range BlockingMs {
-			f.ArticleB[verdict.Cell(srv.ID, b)] = srv.Build(b)
+			f.ArticleB[verdict.Cell(srv.ID, b)] = PodB(labImage, srv, b)
 		}
+	}
+	for role, h := range podspec.DefaultHardening {
+		h.Why = "" // prose; editing it changes no result
+		f.Hardening[role] = h
 	}
 	return f
 }
@@ -63,25 +92,47 @@ func (f Fingerprint) Hash() string {
 	return hex.EncodeToString(h[:])
 }
 
-// differs names the fields in which f and g differ.
+// differs says how f (the journal's) and g (this series') differ: each
+// differing field, with both values when they are short.
 func (f Fingerprint) differs(g Fingerprint) []string {
 	var out []string
 	fv, gv := reflect.ValueOf(f), reflect.ValueOf(g)
 	for i := range fv.NumField() {
 		a, _ := json.Marshal(fv.Field(i).Interface())
 		b, _ := json.Marshal(gv.Field(i).Interface())
-		if string(a) != string(b) {
-			out = append(out, fv.Type().Field(i).Tag.Get("json"))
+		if string(a) == string(b) {
+			continue
 		}
+		name := fv.Type().Field(i).Tag.Get("json")
+		if len(a)+len(b) <= 160 {
+			name += fmt.Sprintf(" (journal %s, now %s)", a, b)
+		}
+		out = append(out, name)
 	}
 	return out
 }
+
+// JournalMode is what a series does with its report directory's journal.
+type JournalMode string
+
+// The journal modes, LAB_RESUME's values.
+const (
+	// JournalOff keeps no journal: make test, make bench, plain go test.
+	JournalOff JournalMode = "0"
+	// JournalResume keeps one, and resumes an unfinished series of the
+	// same fingerprint (make repro).
+	JournalResume JournalMode = "1"
+	// JournalFresh keeps one, replacing any there (make repro FRESH=1).
+	JournalFresh JournalMode = "fresh"
+)
 
 // Journal keeps each completed unit of a series (an article A run, an
 // article B cell) in <report dir>/journal, written atomically as the unit
 // ends, so that an interrupted series resumes: completed units are kept,
 // the unit in progress is lost with the process, and only the missing
-// units run. A nil *Journal keeps nothing and finds nothing.
+// units run. A series that ends with every test passing marks its journal
+// complete, and the next one starts afresh. A nil *Journal keeps nothing
+// and finds nothing.
 type Journal struct {
 	dir string
 	fp  Fingerprint
@@ -93,51 +144,75 @@ type Journal struct {
 	// it (a benchmark's -count repeats run k anew).
 	resumable map[string]bool
 	kept      []string
+	aborts    []report.Abort
 }
 
 // ErrFingerprint is OpenJournal's error for a journal of another series.
 var ErrFingerprint = errors.New("engine: the journal belongs to another series")
 
-// OpenJournal opens reportDir's journal for a series of fingerprint fp.
-// With resume, an existing journal of the same fingerprint is kept and one
-// of another is refused with ErrFingerprint, naming what differs. Without
-// it, the series starts afresh: any journal there is replaced when the
-// first unit completes, so a process that runs nothing (make image, a
-// smoke test) leaves an interrupted series' journal as it was.
-func OpenJournal(reportDir string, fp Fingerprint, resume bool) (*Journal, report.Resume, error) {
-	j := &Journal{dir: filepath.Join(reportDir, "journal"), fp: fp}
+const (
+	journalFingerprint = "fingerprint"
+	journalComplete    = "complete"
+	journalAborts      = "aborts"
+)
+
+// OpenJournal opens reportDir's journal for a series of fingerprint fp in
+// mode. JournalResume keeps an unfinished journal of the same fingerprint
+// and refuses one of another with ErrFingerprint, naming what differs; a
+// complete journal, or none, starts afresh. A series that starts afresh
+// replaces the journal there only when its first unit completes, so a
+// process that runs nothing (make image, a smoke test) leaves an
+// interrupted series' journal as it was.
+func OpenJournal(reportDir string, fp Fingerprint, mode JournalMode) (*Journal, report.Resume, error) {
 	res := report.Resume{Fingerprint: fp.Hash()}
-	if !resume {
-		j.fresh = true
+	if mode == JournalOff {
+		return nil, res, nil
+	}
+	j := &Journal{dir: filepath.Join(reportDir, "journal"), fp: fp, fresh: true}
+	if mode == JournalFresh {
 		return j, res, nil
 	}
 	var old Fingerprint
-	b, err := os.ReadFile(filepath.Join(j.dir, "fingerprint.json"))
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		j.fresh = true
-		return j, res, nil
-	case err != nil:
-		return nil, res, fmt.Errorf("engine: read the journal: %w", err)
+	if ok, err := j.read(journalFingerprint, &old); !ok || err != nil {
+		return j, res, err
 	}
-	if err := json.Unmarshal(b, &old); err != nil {
-		return nil, res, fmt.Errorf("engine: %s/fingerprint.json: %w; start afresh with make repro FRESH=1 (LAB_RESUME=0)", j.dir, err)
+	if done, _ := j.read(journalComplete, new(bool)); done {
+		return j, res, nil // the last series finished: a new one starts
 	}
 	if d := old.differs(fp); len(d) > 0 {
 		return nil, res, fmt.Errorf("%w in %s: it differs from this series in %s; "+
-			"start afresh with make repro FRESH=1 (LAB_RESUME=0), or choose another LAB_REPORT_DIR",
-			ErrFingerprint, j.dir, strings.Join(d, ", "))
+			"start afresh with make repro FRESH=1 (LAB_RESUME=fresh), or choose another LAB_REPORT_DIR",
+			ErrFingerprint, j.dir, strings.Join(d, "; "))
 	}
 	units, err := j.units()
 	if err != nil {
 		return nil, res, err
 	}
+	if _, err := j.read(journalAborts, &j.aborts); err != nil {
+		return nil, res, err
+	}
+	j.fresh = false
 	res.Resumed, res.Kept = len(units) > 0, units
 	j.resumable = map[string]bool{}
 	for _, u := range units {
 		j.resumable[u] = true
 	}
 	return j, res, nil
+}
+
+// read decodes journal file key.json into v; false when it is absent.
+func (j *Journal) read(key string, v any) (bool, error) {
+	b, err := os.ReadFile(filepath.Join(j.dir, key+".json"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("engine: read the journal: %w", err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return false, fmt.Errorf("engine: journal %s/%s.json: %w; start afresh with make repro FRESH=1 (LAB_RESUME=fresh)", j.dir, key, err)
+	}
+	return true, nil
 }
 
 // begin replaces a fresh series' journal with an empty one of its
@@ -151,11 +226,34 @@ func (j *Journal) begin() error {
 	if err := os.RemoveAll(j.dir); err != nil {
 		return fmt.Errorf("engine: clear the journal: %w", err)
 	}
-	if err := report.WriteFile(j.dir, "fingerprint.json", report.JSON(j.fp)); err != nil {
+	if err := report.WriteFile(j.dir, journalFingerprint+".json", report.JSON(j.fp)); err != nil {
 		return err
 	}
 	j.fresh = false
 	return nil
+}
+
+// Complete marks the journal of a series that ended with every test
+// passing: the next series starts afresh.
+func (j *Journal) Complete() error {
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	fresh := j.fresh
+	j.mu.Unlock()
+	if fresh {
+		return nil // this process journalled nothing
+	}
+	return report.WriteFile(j.dir, journalComplete+".json", report.JSON(true))
+}
+
+// Aborts are the safety stop's aborts the resumed series recorded.
+func (j *Journal) Aborts() []report.Abort {
+	if j == nil {
+		return nil
+	}
+	return slices.Clone(j.aborts)
 }
 
 // units lists the journalled units, sorted.
@@ -179,7 +277,7 @@ func (j *Journal) units() ([]string, error) {
 	return out, nil
 }
 
-// save writes v as unit key ("a/<condition>-run<k>", "b/<cell>").
+// save writes v as key ("a/<condition>-run<k>", "b/<cell>", "aborts").
 func (j *Journal) save(key string, v any) error {
 	if j == nil {
 		return nil
@@ -191,8 +289,9 @@ func (j *Journal) save(key string, v any) error {
 	return report.WriteFile(filepath.Join(j.dir, dir), name+".json", report.JSON(v))
 }
 
-// load reads unit key into v; false when it is not journalled (or the
-// series started afresh).
+// load reads unit key into v; false when this series may not take it from
+// the journal (absent, journalled by this process, or undecodable: a unit
+// cut short by a crash is run again).
 func (j *Journal) load(key string, v any) (bool, error) {
 	if j == nil {
 		return false, nil
@@ -204,15 +303,8 @@ func (j *Journal) load(key string, v any) (bool, error) {
 	if !ok {
 		return false, nil
 	}
-	b, err := os.ReadFile(filepath.Join(j.dir, key+".json"))
-	if errors.Is(err, fs.ErrNotExist) {
+	if ok, err := j.read(key, v); !ok || err != nil {
 		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if err := json.Unmarshal(b, v); err != nil {
-		return false, fmt.Errorf("engine: journal unit %s: %w", key, err)
 	}
 	j.mu.Lock()
 	j.kept = append(j.kept, key)
@@ -240,7 +332,8 @@ func (j *Journal) saveFile(key, rel string) error {
 	return j.save(key, fileRef{Path: rel, SHA256: sum})
 }
 
-// loadFile decodes the file journalled as key into v.
+// loadFile decodes the file journalled as key into v. A file changed or
+// gone since is an error: the report directory was tampered with.
 func (j *Journal) loadFile(key string, v any) (bool, error) {
 	var ref fileRef
 	if ok, err := j.load(key, &ref); !ok || err != nil {
@@ -250,7 +343,7 @@ func (j *Journal) loadFile(key string, v any) (bool, error) {
 	sum, err := fileHash(path)
 	if err != nil || sum != ref.SHA256 {
 		return false, fmt.Errorf("engine: journal unit %s: %s changed or vanished since it was journalled (%v); "+
-			"start afresh with make repro FRESH=1 (LAB_RESUME=0)", key, ref.Path, err)
+			"start afresh with make repro FRESH=1 (LAB_RESUME=fresh)", key, ref.Path, err)
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {

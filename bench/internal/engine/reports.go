@@ -84,8 +84,11 @@ func (r *Reports) attemptA(c Condition) {
 // AddRun summarizes rec, a run of c, writes its raw record and rewrites
 // the series' reports.
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
+	if rec.WallS == 0 { // set already in a run kept from the journal
+		rec.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
+	}
 	rows := SummarizeRun(c, rec)
-	rows.Run.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
+	rows.Run.WallS = rec.WallS
 	raw := rawA(c, rec.Run)
 	rawErr := report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
 	r.mu.Lock()
@@ -235,6 +238,13 @@ func (r *Reports) AddAbort(a report.Abort) error {
 	r.wrote = true
 	r.mu.Unlock()
 	return r.writeEnv()
+}
+
+// Aborts are the units the safety stop discarded so far.
+func (r *Reports) Aborts() []report.Abort {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.Env.Safety.Aborts)
 }
 
 // SetSafety records the safety stop's summary of the series in

@@ -45,6 +45,9 @@ type Record struct {
 	Client    probe.Inspection             `json:"client_inspection"`
 	Sampler   *probe.Series                `json:"sampler,omitempty"`
 	Started   time.Time                    `json:"started_at"`
+	// WallS is the run's wall time from Started to its last collection
+	// (the pod's teardown follows), set by Reports.AddRun.
+	WallS float64 `json:"wall_s"`
 }
 
 // RunA runs condition c once, as run k, in a fresh pod: start the pod,
@@ -102,13 +105,13 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 	}
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
 	series, err := sampling.Stop()
+	if oom := pod.OOMKilled(); oom != nil { // the cause of any load error
+		return rec, oom
+	}
 	if loadErr != nil || err != nil {
 		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
-	if err := pod.OOMKilled(); err != nil {
-		return rec, err
-	}
 	if rec.Writes, err = pod.Writes(); err != nil {
 		return rec, err
 	}

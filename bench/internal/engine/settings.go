@@ -37,10 +37,10 @@ type Settings struct {
 	Quiet bool
 	// Safety is LAB_SAFETY_CPU and LAB_SAFETY_WINDOW: the host safety stop.
 	Safety SafetySettings
-	// Resume is LAB_RESUME: keep the completed units of an interrupted
-	// series of the same fingerprint in ReportDir's journal (make repro
-	// sets it; make repro FRESH=1 and make test do not).
-	Resume bool
+	// Resume is LAB_RESUME: what the series does with ReportDir's
+	// journal (JournalOff unless set; make repro sets JournalResume, and
+	// make repro FRESH=1 JournalFresh).
+	Resume JournalMode
 }
 
 // SafetySettings switch the host safety stop on or off and set it.
@@ -58,11 +58,11 @@ var knownSettings = map[string]string{
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
 	"LAB_NO_BROWSER":  "1 (skip the report's headless Chromium test) or 0",
-	"LAB_SAFETY_CPU": fmt.Sprintf("off, or the share of the host's CPU outside the lab that trips the safety stop: a number in (0, 1] or a percentage like 90%%; default %v",
+	"LAB_SAFETY_CPU": fmt.Sprintf("off, or the share of the host's CPU outside the lab above which the safety stop trips: a number in (0, 1) or a percentage like 90%%; default %v",
 		safety.DefaultThreshold),
 	"LAB_SAFETY_WINDOW": fmt.Sprintf("how long that share must last to trip it, a Go duration from %v to 1m; default %v",
 		2*safety.DefaultInterval, safety.DefaultWindow),
-	"LAB_RESUME": "1 (keep the completed runs of an interrupted series in LAB_REPORT_DIR's journal; make repro) or 0 (start afresh; default)",
+	"LAB_RESUME": "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
 // ParseSettings reads the LAB_* variables from environ (os.Environ's
@@ -92,7 +92,7 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	bad := func(k string) error { return fmt.Errorf("%s=%q: want %s", k, env[k], knownSettings[k]) }
 
 	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, report.DefaultDir),
-		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}}
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}, Resume: JournalOff}
 	if v, ok := env["LAB_RUNS"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxRuns {
@@ -128,7 +128,7 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		switch {
 		case strings.EqualFold(v, "off"):
 			s.Safety.Enabled = false
-		case err != nil || !(share > 0 && share <= 1):
+		case err != nil || !(share > 0 && share < 1):
 			errs = append(errs, bad("LAB_SAFETY_CPU"))
 		default:
 			s.Safety.Config.Threshold = share
@@ -142,10 +142,9 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		s.Safety.Config.Window = d
 	}
 	if v, ok := env["LAB_RESUME"]; ok {
-		switch v {
-		case "1":
-			s.Resume = true
-		case "0":
+		switch m := JournalMode(v); m {
+		case JournalOff, JournalResume, JournalFresh:
+			s.Resume = m
 		default:
 			errs = append(errs, bad("LAB_RESUME"))
 		}

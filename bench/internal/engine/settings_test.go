@@ -17,7 +17,7 @@ func TestSettingsDefaults(t *testing.T) {
 	s, err := ParseSettings([]string{"PATH=/bin", "HOME=/root"}, "/mod")
 	require.NoError(t, err)
 	assert.Equal(t, Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: "/mod/reports/out",
-		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}}, s)
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}, Resume: JournalOff}, s)
 }
 
 func TestSettingsGood(t *testing.T) {
@@ -27,7 +27,7 @@ func TestSettingsGood(t *testing.T) {
 	require.NoError(t, err)
 	want := safety.DefaultConfig()
 	want.Threshold, want.Window = 0.75, 3*time.Second
-	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true, Resume: true,
+	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true, Resume: JournalResume,
 		Safety: SafetySettings{Enabled: true, Config: want}}, s)
 	off, err := ParseSettings([]string{"LAB_SAFETY_CPU=off"}, "/mod")
 	require.NoError(t, err)
@@ -72,9 +72,10 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_SAFETY_CPU=0", `LAB_SAFETY_CPU="0": want off, or the share of the host's CPU outside the lab`},
 		{"LAB_SAFETY_CPU=120%", `LAB_SAFETY_CPU="120%": want off, or the share`},
 		{"LAB_SAFETY_CPU=high", `LAB_SAFETY_CPU="high": want off`},
+		{"LAB_SAFETY_CPU=100%", `LAB_SAFETY_CPU="100%": want off, or the share of the host's CPU outside the lab above which the safety stop trips: a number in (0, 1)`},
 		{"LAB_SAFETY_WINDOW=100ms", `LAB_SAFETY_WINDOW="100ms": want how long that share must last to trip it, a Go duration from 500ms to 1m`},
 		{"LAB_SAFETY_WINDOW=2", `LAB_SAFETY_WINDOW="2": want how long`},
-		{"LAB_RESUME=yes", `LAB_RESUME="yes": want 1 (keep the completed runs`},
+		{"LAB_RESUME=yes", `LAB_RESUME="yes": want 1 (journal each completed run`},
 		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
 		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},

@@ -357,6 +357,6 @@ func TestAbortsAndResumeSaySo(t *testing.T) {
 	env.Resume = report.Resume{Resumed: true, Kept: []string{"a/direct-0dl-run1"}}
 	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
 	claims := text(parse(t, render(t, dir)).sections["claims"])
-	assert.Contains(t, claims, "The host safety stop discarded 1 run(s), each run again once the host was calm: direct-2dl run 2 (attempt 1, outside share peaked at 97")
+	assert.Contains(t, claims, "The host safety stop discarded 1 run(s) and waited for calm before running each again: direct-2dl run 2 (attempt 1, outside share peaked at 97")
 	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
 }

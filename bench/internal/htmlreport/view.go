@@ -148,7 +148,7 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 		for _, a := range env.Safety.Aborts {
 			units = append(units, fmt.Sprintf("%s (attempt %d, outside share peaked at %s)", a.Unit, a.Attempt, pct(a.PeakShare)))
 		}
-		v.Aborts = fmt.Sprintf("The host safety stop discarded %d run(s), each run again once the host was calm: %s.",
+		v.Aborts = fmt.Sprintf("The host safety stop discarded %d run(s) and waited for calm before running each again: %s.",
 			len(env.Safety.Aborts), strings.Join(units, "; "))
 	}
 	if env != nil && env.Resume.Resumed {

@@ -1,5 +1,7 @@
 package podspec
 
+import "fmt"
+
 // Hardening locks one role's container down. Every role drops every
 // capability except CapAdd, runs with no-new-privileges (no setuid binary
 // can raise it again), on a read-only root filesystem with Tmpfs as its
@@ -48,7 +50,7 @@ var DefaultHardening = map[string]Hardening{
 		Why: "holds the namespaces with `sleep` under docker-init: no capability, no writable path. The TCP sysctls are set by the engine at creation, not by the process."},
 	RoleApp: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=32m,mode=1777"},
 		Why: "the WSGI server binds 127.0.0.1:8000 (no privileged port) and writes only /tmp: the write log and Gunicorn's worker heartbeat files. 256 pids leave room for 2 workers x 4 threads, uWSGI's threads and an exec or two."},
-	RoleProxy: {User: Nobody, PidsLimit: 32, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=80m,mode=1777"},
+	RoleProxy: {User: Nobody, PidsLimit: 32, Tmpfs: map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%dm,mode=1777", ProxyTmpfsBytes>>20)},
 		Why: "NGINX listens on 127.0.0.1:8080 and writes its config, pid file and temp files under /tmp (ProxyTmpfsBytes); as non-root its master cannot and need not switch users."},
 	RoleClient: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=16m,mode=1777"},
 		Why: "the load generators (labagent, ab) only connect to loopback; /tmp is there for tools that expect it."},

@@ -184,6 +184,15 @@ func (c Config) Validate() error {
 		if err := c.Proxy.Validate(); err != nil {
 			return err
 		}
+		// The proxy's root is read-only: its temp files must land in a
+		// tmpfs of its role.
+		writable := false
+		for dir := range DefaultHardening[RoleProxy].Tmpfs {
+			writable = writable || strings.HasPrefix(c.Proxy.TempPath+"/", dir+"/")
+		}
+		if !writable {
+			return fmt.Errorf("podspec: proxy TempPath %q is not under the proxy's tmpfs (%v); its root filesystem is read-only", c.Proxy.TempPath, DefaultHardening[RoleProxy].Tmpfs)
+		}
 	}
 	if c.ReadyWait <= 0 {
 		return errors.New("podspec: ReadyWait must be positive")

@@ -46,11 +46,22 @@ func WriteFile(dir, name string, r Reporter) error {
 		f.Close()
 		return fmt.Errorf("report: write %s: %w", name, err)
 	}
+	// Synced before the rename, and the directory after it: a crash or a
+	// power cut leaves the old file or the new one, never an empty one (a
+	// resumed series reads its journal from these files).
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("report: write %s: %w", name, err)
 	}
 	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("report: %w", err)
+	}
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
 	}
 	return nil
 }

@@ -22,8 +22,10 @@ import (
 // A container that goes away between two reads keeps its last counter in
 // the lab's total, so the total never drops; what it used in its final
 // interval counts as outside for that one interval, which a window of
-// several intervals absorbs. A container whose cgroup is not found (an
-// engine on another host) adds nothing: then its CPU is not on this host.
+// several intervals absorbs. A container whose cgroup is not found adds
+// nothing, and the read says so (ErrPartial): on an engine on another
+// host its CPU is not on this one anyway, but under rootless Docker or a
+// private cgroup namespace the lab's own CPU would count as outside.
 type Host struct {
 	ProcRoot, CgroupRoot string
 	// Containers lists the ids of the lab's containers now.
@@ -76,7 +78,8 @@ func (h *Host) containers() (time.Duration, error) {
 		f, ok := h.files[id]
 		if !ok {
 			if f = cgroupCPUFile(h.CgroupRoot, id); f == "" {
-				continue // not created yet, or not on this host
+				errs = append(errs, fmt.Errorf("%w: no CPU counter of container %.12s under %s; its CPU counts as outside the lab", ErrPartial, id, h.CgroupRoot))
+				continue
 			}
 			h.files[id] = f
 		}

@@ -36,7 +36,7 @@ const (
 
 // Config sets the stop.
 type Config struct {
-	// Threshold is a share of all the host's cores, in (0, 1].
+	// Threshold is a share of all the host's cores, in (0, 1).
 	Threshold float64
 	// Window is how long the outside share must exceed Threshold, at
 	// least two Intervals.
@@ -57,8 +57,8 @@ func DefaultConfig() Config {
 // Validate names the first bad field.
 func (c Config) Validate() error {
 	switch {
-	case !(c.Threshold > 0 && c.Threshold <= 1):
-		return fmt.Errorf("safety: threshold %v is not a share in (0, 1]", c.Threshold)
+	case !(c.Threshold > 0 && c.Threshold < 1):
+		return fmt.Errorf("safety: threshold %v is not a share in (0, 1): a share is at most 1, and the stop trips above it", c.Threshold)
 	case c.Interval <= 0:
 		return fmt.Errorf("safety: interval %v is not positive", c.Interval)
 	case c.Window < 2*c.Interval:
@@ -85,6 +85,11 @@ type Trip struct {
 	Mean float64 `json:"mean_share"`
 }
 
+// ErrPartial marks a Source's read whose figures are usable but
+// incomplete (a container's counter was not found); the stop uses them
+// and reports the error in its Summary.
+var ErrPartial = errors.New("safety: partial read")
+
 // Source reads the host's CPU counters: busy is all CPU time used on the
 // host and lab the part the lab used, both cumulative; cores is the
 // host's CPU count.
@@ -102,6 +107,7 @@ type Stop struct {
 	trips   []Trip
 	over    []Point // the current span over the threshold
 	tripped bool    // the current span was counted as a trip
+	active  int     // units in progress (Begin without End)
 	maxSeen float64
 	sum     float64
 	n       int
@@ -116,7 +122,7 @@ func Start(cfg Config, src Source) (*Stop, error) {
 		return nil, err
 	}
 	busy, lab, _, err := src.Read()
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrPartial) {
 		return nil, fmt.Errorf("safety: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -140,7 +146,9 @@ func (s *Stop) loop(ctx context.Context, busy, lab time.Duration) {
 				s.mu.Lock()
 				s.err = err
 				s.mu.Unlock()
-				continue
+				if !errors.Is(err, ErrPartial) {
+					continue
+				}
 			}
 			s.Add(Point{At: now, Outside: Outside(b-busy, l-lab, now.Sub(last), c)})
 			busy, lab, last = b, l, now
@@ -166,9 +174,11 @@ func (s *Stop) Add(p Point) {
 	if keep := int((s.cfg.Window+s.cfg.Calm)/s.cfg.Interval) + 2; len(s.points) > keep {
 		s.points = s.points[len(s.points)-keep:]
 	}
-	s.maxSeen = max(s.maxSeen, p.Outside)
-	s.sum += p.Outside
-	s.n++
+	if s.active > 0 {
+		s.maxSeen = max(s.maxSeen, p.Outside)
+		s.sum += p.Outside
+		s.n++
+	}
 	if p.Outside <= s.cfg.Threshold {
 		s.over, s.tripped = nil, false
 		return
@@ -200,21 +210,30 @@ func spanTrip(from time.Time, over []Point) Trip {
 	return t
 }
 
-// Mark is a position in the stop's trips, taken before a run.
+// Mark is where a unit began in the stop's trips.
 type Mark int
 
-// Mark returns the current position.
-func (s *Stop) Mark() Mark {
+// Begin marks the start of a unit (a run). A trip already in progress
+// counts for it, and the stop's statistics (Summary) cover the time some
+// unit is in progress: the noise the measurements saw, not the tests
+// around them.
+func (s *Stop) Begin() Mark {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Mark(len(s.trips))
+	s.active++
+	n := len(s.trips)
+	if s.tripped {
+		n-- // the span over the threshold goes on into this unit
+	}
+	return Mark(n)
 }
 
-// Since returns the first trip after m, if any: a run that straddles it
-// was disturbed. A trip still in progress counts.
-func (s *Stop) Since(m Mark) (Trip, bool) {
+// End ends the unit begun at m and returns the first trip since, if any:
+// a unit that overlapped it was disturbed.
+func (s *Stop) End(m Mark) (Trip, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.active = max(s.active-1, 0)
 	if int(m) < len(s.trips) {
 		return s.trips[m], true
 	}
@@ -258,8 +277,9 @@ func (s *Stop) calm() bool {
 type Summary struct {
 	Threshold float64 `json:"threshold_share"`
 	WindowS   float64 `json:"window_s"`
-	// Samples, MaxShare and MeanShare describe every point seen: the
-	// machine's noise outside the lab during the series.
+	// Samples, MaxShare and MeanShare describe the points taken while a
+	// unit was in progress: the machine's noise outside the lab during
+	// the measurements.
 	Samples   int     `json:"samples"`
 	MaxShare  float64 `json:"max_outside_share"`
 	MeanShare float64 `json:"mean_outside_share"`

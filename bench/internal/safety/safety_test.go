@@ -25,14 +25,15 @@ func newStop() *Stop { return &Stop{cfg: DefaultConfig()} }
 
 func TestTripsAfterWindowOnly(t *testing.T) {
 	s := newStop()
-	m := s.Mark()
+	m := s.Begin()
 	// 7 intervals over (1.75 s), then calm: no trip.
 	at := feed(s, t0, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.95, 0.1)
-	_, tripped := s.Since(m)
+	_, tripped := s.End(m)
 	assert.False(t, tripped, "tripped after 1.75 s over the threshold")
+	m = s.Begin()
 	// 8 intervals over (2 s): one trip, extended while it lasts.
 	feed(s, at, 0.92, 0.95, 0.99, 0.95, 0.95, 0.95, 0.95, 0.95, 0.97)
-	trip, tripped := s.Since(m)
+	trip, tripped := s.End(m)
 	require.True(t, tripped)
 	assert.Equal(t, 0.99, trip.Peak)
 	assert.Len(t, s.Summary().Trips, 1, "one span is one trip")
@@ -41,6 +42,24 @@ func TestTripsAfterWindowOnly(t *testing.T) {
 	s2 := newStop()
 	feed(s2, t0, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9)
 	assert.Empty(t, s2.Summary().Trips)
+}
+
+// A trip already in progress when a unit begins counts for that unit; one
+// that ended before it does not. Statistics cover units only.
+func TestTripInProgressAtBegin(t *testing.T) {
+	s := newStop()
+	at := feed(s, t0, 1, 1, 1, 1, 1, 1, 1, 1, 1) // tripped, still over
+	m := s.Begin()
+	at = feed(s, at, 0.1)
+	_, tripped := s.End(m)
+	assert.True(t, tripped, "a unit that began inside a trip was kept")
+	m = s.Begin()
+	feed(s, at, 0.2, 0.3)
+	_, tripped = s.End(m)
+	assert.False(t, tripped, "a unit that began after the trip ended was discarded")
+	sum := s.Summary()
+	assert.Equal(t, 3, sum.Samples, "points outside units were counted")
+	assert.Equal(t, 0.3, sum.MaxShare)
 }
 
 func TestWaitCalm(t *testing.T) {
@@ -100,7 +119,8 @@ func TestHostReads(t *testing.T) {
 	ids := []string{"aaa", "bbb", "not-on-this-host"}
 	h := &Host{ProcRoot: filepath.Join(root, "proc"), CgroupRoot: filepath.Join(root, "cgroup"), Containers: func() []string { return ids }}
 	busy, lab, cores, err := h.Read()
-	require.NoError(t, err)
+	require.ErrorIs(t, err, ErrPartial, "a container without a counter went unsaid")
+	assert.ErrorContains(t, err, "not-on-this-")
 	assert.Equal(t, 2, cores)
 	assert.Equal(t, 15300*time.Millisecond, busy, "user+nice+system+irq+softirq")
 	assert.Equal(t, 6500*time.Millisecond, lab, "3 s + 1.5 s + the harness' 2 s")

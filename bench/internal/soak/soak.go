@@ -113,8 +113,13 @@ func Read(dirs []string) (Summary, error) {
 			if env.Machine.Busy != "" {
 				m = "busy: " + env.Machine.Busy
 			}
-			s.Machines = append(s.Machines, fmt.Sprintf("%s: %s, steal %.1f %%, one core %.0f MB/s", filepath.Base(dir), m,
-				100*env.Machine.StealShare, env.Machine.CalibrationMBps))
+			line := fmt.Sprintf("%s: %s, steal %.1f %%, one core %.0f MB/s", filepath.Base(dir), m,
+				100*env.Machine.StealShare, env.Machine.CalibrationMBps)
+			if sf := env.Safety; sf.Enabled {
+				line += fmt.Sprintf("; CPU outside the lab during the series: max %.0f %%, mean %.1f %% (%d samples), %d run(s) discarded by the safety stop",
+					100*sf.MaxShare, 100*sf.MeanShare, sf.Samples, len(sf.Aborts))
+			}
+			s.Machines = append(s.Machines, line)
 		}
 	}
 	for _, id := range order {

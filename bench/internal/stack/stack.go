@@ -73,7 +73,7 @@ func Start(t TB, s *Session, c podspec.Config, id Ident) *Pod {
 }
 
 // Open is Start returning its error: a container that was OOM-killed says
-// so (ErrOOMKilled), whether it exited or only lost a process.
+// so (*OOMError), whether it exited or only lost a process.
 // A pod that fails to start is removed at once, so a retry in the same
 // test can use its names.
 func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
@@ -98,7 +98,7 @@ func (p *Pod) start(t TB) error {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
 		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem}
-		hc.Memory, hc.MemorySwap = 16<<20, 16<<20
+		hc.Memory, hc.MemorySwap = holderMemory, holderMemory
 	}); err != nil {
 		return err
 	}
@@ -141,6 +141,9 @@ func (p *Pod) start(t TB) error {
 	}
 	return p.waitReady()
 }
+
+// holderMemory limits the holder, which runs only `sleep`.
+const holderMemory = 16 << 20
 
 // DefaultSamplerMemory limits the sampler container; its CPU is not limited.
 const DefaultSamplerMemory = 256 << 20
