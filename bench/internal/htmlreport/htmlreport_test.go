@@ -332,12 +332,9 @@ func TestBusyMachineSaysSo(t *testing.T) {
 	s := parse(t, render(t, dir))
 	assert.NotContains(t, text(s.sections["claims"]), "busy machine")
 
-	var env report.Environment
-	b, err := os.ReadFile(filepath.Join(dir, "environment.json"))
-	require.NoError(t, err)
-	require.NoError(t, json.Unmarshal(b, &env))
-	env.Machine.Busy = "other programs used 37 % of the CPU before the series (threshold 10 %)"
-	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	editEnv(t, dir, func(env *report.Environment) {
+		env.Machine.Busy = "other programs used 37 % of the CPU before the series (threshold 10 %)"
+	})
 	s = parse(t, render(t, dir))
 	assert.Contains(t, text(s.sections["claims"]), "This series ran on a busy machine: other programs used 37 %")
 }
@@ -349,14 +346,22 @@ func TestAbortsAndResumeSaySo(t *testing.T) {
 	s := parse(t, render(t, dir))
 	assert.NotContains(t, text(s.sections["claims"]), "safety stop discarded")
 
+	editEnv(t, dir, func(env *report.Environment) {
+		env.Safety.Aborts = []report.Abort{{Unit: "direct-2dl run 2", Attempt: 1, PeakShare: 0.97}}
+		env.Resume = report.Resume{Resumed: true, Kept: []string{"a/direct-0dl-run1"}}
+	})
+	claims := text(parse(t, render(t, dir)).sections["claims"])
+	assert.Contains(t, claims, "The host safety stop discarded 1 run(s) and waited for calm before running each again: direct-2dl run 2 (attempt 1, outside share peaked at 97")
+	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
+}
+
+// editEnv rewrites dir's environment.json through edit.
+func editEnv(t *testing.T, dir string, edit func(*report.Environment)) {
+	t.Helper()
 	var env report.Environment
 	b, err := os.ReadFile(filepath.Join(dir, "environment.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &env))
-	env.Safety.Aborts = []report.Abort{{Unit: "direct-2dl run 2", Attempt: 1, PeakShare: 0.97}}
-	env.Resume = report.Resume{Resumed: true, Kept: []string{"a/direct-0dl-run1"}}
+	edit(&env)
 	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
-	claims := text(parse(t, render(t, dir)).sections["claims"])
-	assert.Contains(t, claims, "The host safety stop discarded 1 run(s) and waited for calm before running each again: direct-2dl run 2 (attempt 1, outside share peaked at 97")
-	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
 }
