@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,21 +12,24 @@ import (
 	"wsgilab/bench/internal/verdict"
 )
 
-// TestArticleA runs article A's matrix (engine.ArticleA), LAB_RUNS times
-// per condition (3, as the article), each run in fresh containers, then
-// asserts its verdicts (verdict.ArticleA) in TestArticleA/claims/<id>.
+// TestArticleA runs article A's matrix and its pilot under the profile's
+// TCP profiles (engine.PlansA), LAB_RUNS times per condition (3, as the
+// article), each run in fresh containers, then asserts its verdicts
+// (verdict.ArticleA, and verdict.ArticleHost for the cells under the
+// article-host profile) in TestArticleA/claims/<id>.
 //
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
+	conds := lab.Settings.Plan().Conditions
 	runs := lab.Settings.Runs
 	progressA.Start()
-	for _, c := range engine.ArticleA {
+	for _, c := range conds {
 		t.Run(c.ID, func(t *testing.T) {
 			for k := 1; k <= runs; k++ {
 				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
-					progressA.RunDone(t.Log, c.ID, k, runs, len(engine.ArticleA)*runs, engine.RunLine(r))
+					progressA.RunDone(t.Log, c.ID, k, runs, len(conds)*runs, engine.RunLine(c, r))
 					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
 				})
 			}
@@ -33,7 +37,7 @@ func TestArticleA(t *testing.T) {
 		})
 	}
 	t.Run("claims", func(t *testing.T) {
-		claims, err := lab.Reports.Evaluate("a", verdict.ArticleA)
+		claims, err := lab.Reports.Evaluate("a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
 		require.NoError(t, err)
 		assertVerdicts(t, claims)
 	})

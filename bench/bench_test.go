@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"slices"
 	"testing"
 
 	"wsgilab/bench/internal/engine"
@@ -14,9 +15,11 @@ import (
 // One iteration is one run in fresh containers: run them with
 // -benchtime 1x and take samples with -count.
 
-// BenchmarkArticleA runs article A's conditions.
+// BenchmarkArticleA runs article A's conditions and the sweep's cells of
+// the profile (LAB_PROFILE).
 func BenchmarkArticleA(b *testing.B) {
-	for _, c := range engine.ArticleA {
+	plan := lab.Settings.Plan()
+	for _, c := range slices.Concat(plan.Conditions, plan.Sweep) {
 		b.Run(c.ID, func(b *testing.B) {
 			var runs []report.Run
 			for i := 0; i < b.N; i++ {

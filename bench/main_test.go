@@ -38,7 +38,7 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse() // testing.Verbose, below, needs the flags
-	progressA.Verbose, progressB.Verbose = testing.Verbose(), testing.Verbose()
+	progressA.Verbose, progressB.Verbose, progressSweep.Verbose = testing.Verbose(), testing.Verbose(), testing.Verbose()
 	code, err := setUp()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
@@ -93,7 +93,7 @@ func setUp() (int, error) {
 	}
 	lab.Settings = settings
 	lab.Reports = engine.NewReports(settings.ReportDir, &env)
-	progressA.Quiet, progressB.Quiet = settings.Quiet, settings.Quiet
+	progressA.Quiet, progressB.Quiet, progressSweep.Quiet = settings.Quiet, settings.Quiet, settings.Quiet
 
 	pool, err := dockertest.NewPool("")
 	if err == nil {

@@ -10,7 +10,7 @@ import (
 )
 
 // progressA counts article A's runs, progressB article B's rows.
-var progressA, progressB = &engine.Progress{}, &engine.Progress{}
+var progressA, progressB, progressSweep = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
 
 // assertVerdicts asserts each evaluated verdict in a subtest named by its
 // id, printing measured against threshold. A verdict whose conditions did

@@ -61,11 +61,23 @@ type TCPProfile struct {
 // the host's tuning.
 var Stock = TCPProfile{ID: "stock", Rmem: podspec.DefaultTCPRmem, Wmem: podspec.DefaultTCPWmem}
 
+// ArticleHost is the article's host as the lab infers it: stock TCP
+// memory but for an 8 MiB send-buffer ceiling (tcp_wmem max), the
+// smallest of a sweep of ceilings under which both the article's main
+// series and its pilot land in the article's ranges (reports/measurements.md).
+var ArticleHost = TCPProfile{ID: "article-host", Rmem: podspec.DefaultTCPRmem, Wmem: "4096 16384 8388608"}
+
+// TCPProfiles are the profiles article A's cells and the sweep run under.
+var TCPProfiles = []TCPProfile{Stock, ArticleHost}
+
 // Condition is one cell of a matrix: what runs, behind what, under which
 // load. Its zero value is not usable; the fields' docs state the contract.
 type Condition struct {
 	// ID is the subtest name and the key of every report row.
 	ID string
+	// Ref is the article's cell this condition reproduces, the key of its
+	// published figures; empty when the article has none.
+	Ref string
 	// Server is the app's command line.
 	Server podspec.Server
 	// Path puts NGINX in front, or not.

@@ -39,7 +39,8 @@ type Fingerprint struct {
 	BaseImage string `json:"base_image"`
 	Runs      int    `json:"runs"`
 	Profile   string `json:"profile"`
-	// ArticleA and ArticleB are each condition's and cell's pod and load.
+	// ArticleA and ArticleB are each condition's and cell's pod and load;
+	// ArticleA holds the profile's sweep cells too.
 	ArticleA  map[string]fingerprintA      `json:"article_a"`
 	ArticleB  map[string]podspec.Config    `json:"article_b"`
 	ProfileB  ProfileB                     `json:"profile_b"`
@@ -67,7 +68,8 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: map[string]fingerprintA{},
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
 		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
-	for _, c := range ArticleA {
+	plan := s.Plan()
+	for _, c := range slices.Concat(plan.Conditions, plan.Sweep) {
 		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
 	}
 	for _, srv := range ServersB {

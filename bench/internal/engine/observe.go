@@ -108,12 +108,17 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		if !in(ss.UnixNano) {
 			continue
 		}
+		var total int64
 		for h, q := range ss.Hops {
+			if h != probe.HopListen {
+				total += q.SendQ + q.RecvQ
+			}
 			p := o.Hops[h]
 			p.PeakSendQBytes = max(p.PeakSendQBytes, q.SendQ)
 			p.PeakRecvQBytes = max(p.PeakRecvQBytes, q.RecvQ)
 			o.Hops[h] = p
 		}
+		o.PathPeakBytes = max(o.PathPeakBytes, total)
 		if len(res.Downloads) > 0 && ss.UnixNano <= lastEnd {
 			busyOf++
 			if ss.Hops[appHop].SendQ > 0 {
@@ -147,11 +152,11 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			q.Hops[c.Hop] += c.SendQ + c.RecvQ
 			q.QueuedBytes += c.SendQ + c.RecvQ
 		}
-		read, ok := d.ReadBy(time.Duration(ss.UnixNano - from))
-		if !ok {
-			continue
-		}
+		// Before the client's first read it had read nothing (ReadBy's 0).
+		read, _ := d.ReadBy(time.Duration(ss.UnixNano - from))
 		q.UnreadBytes = d.Expected - read
+		atEnd, _ := d.ReadBy(time.Duration(ends[i].UnixNano - from))
+		q.UnreadAtEndBytes = d.Expected - atEnd
 		o.AtWriteEnd = append(o.AtWriteEnd, q)
 	}
 

@@ -49,14 +49,14 @@ func (p *Progress) RunDone(log func(...any), condition string, k, n, planned int
 	}
 }
 
-// RunLine is an article A run's progress summary.
-func RunLine(r report.Run) string {
+// RunLine is a progress summary of r, a run of c.
+func RunLine(c Condition, r report.Run) string {
 	verdict := "valid"
 	if !r.Valid {
 		verdict = "INVALID: " + r.Invalid
 	}
 	ref := ""
-	if a, ok := articleFigures[r.Condition]; ok {
+	if a, ok := articleFigures[c.Ref]; ok {
 		ref = fmt.Sprintf(" (article %.2f)", a.P95Ms)
 	}
 	return fmt.Sprintf("p95 %.2f ms%s, write %.3f s, completion %.3f s, lag max %.2f ms, %s",

@@ -121,20 +121,22 @@ func (r *Reports) conditionsLocked() []report.Condition {
 				runs = append(runs, run)
 			}
 		}
-		out = append(out, SummarizeCondition(c, runs, articleFigures[c.ID]))
+		out = append(out, SummarizeCondition(c, runs, articleFigures[c.Ref]))
 	}
 	return out
 }
 
-// Evaluate judges the verdicts of table ("a", "b") on everything measured
+// Evaluate judges the verdicts of table ("a", "sweep", "b") on everything measured
 // so far and rewrites claims.json.
 func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, error) {
 	r.mu.Lock()
 	d := verdict.Data{Conditions: map[string]report.Condition{}, Throughput: slices.Clone(r.throughput),
 		Attempted: slices.Clone(r.attempted)}
-	for _, c := range r.conditionsLocked() {
+	conds := r.conditionsLocked()
+	for _, c := range conds {
 		d.Conditions[c.ID] = c
 	}
+	d.Sweep = FitSweep(conds)
 	claims := verdict.Evaluate(vs, d)
 	r.claims[table] = claims
 	r.mu.Unlock()
@@ -160,16 +162,23 @@ func (r *Reports) AddThroughput(row report.Throughput, sampled report.ProbeRows)
 func (r *Reports) writeA() error {
 	r.mu.Lock()
 	runs := slices.Clone(r.runs)
+	conds := r.conditionsLocked()
 	files := []struct {
 		name string
 		rep  report.Reporter
 	}{
-		{"conditions.json", report.JSON(r.conditionsLocked())},
+		{"conditions.json", report.JSON(conds)},
 		{"runs.json", report.JSON(runs)},
 		{"requests.jsonl", report.JSONLines(slices.Clone(r.requests))},
 		{"downloads.json", report.JSON(slices.Clone(r.downloads))},
 		{"series.json", report.JSON(report.NewSeries(r.started, runs))},
 		{"article_a.bench.txt", report.Benchfmt(*r.Env, runs)},
+	}
+	if sw := FitSweep(conds); sw != nil {
+		files = append(files, struct {
+			name string
+			rep  report.Reporter
+		}{"sweep.json", report.JSON(sw)})
 	}
 	r.wrote = true
 	r.mu.Unlock()
@@ -204,12 +213,12 @@ func (r *Reports) WriteSampled() error {
 }
 
 // writeClaims writes claims.json: the article claims (article A's, then
-// B's), then the harness checks.
+// B's), the lab's own (the sweep's), then the harness checks.
 func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
-	for _, kind := range []verdict.Kind{verdict.Article, verdict.Harness} {
-		for _, t := range []string{"a", "b"} {
+	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
+		for _, t := range []string{"a", "sweep", "b"} {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)

@@ -29,8 +29,12 @@ const (
 type Settings struct {
 	// Runs is LAB_RUNS: runs per condition, 1 to MaxRuns.
 	Runs int
-	// Profile is LAB_PROFILE: article B's load, a key of ProfilesB.
+	// Profile is LAB_PROFILE: article B's load, a key of ProfilesB, and
+	// what runs of article A and the sweep, a key of PlansA.
 	Profile string
+	// SweepRuns is LAB_SWEEP_RUNS: runs per sweep cell, 1 to MaxRuns; 0
+	// takes the profile's (PlanA.SweepRuns).
+	SweepRuns int
 	// ReportDir is LAB_REPORT_DIR: where reports go; it must be writable.
 	ReportDir string
 	// Quiet is LAB_QUIET: no progress lines on stderr.
@@ -54,6 +58,7 @@ type SafetySettings struct {
 var knownSettings = map[string]string{
 	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
+	"LAB_SWEEP_RUNS":  fmt.Sprintf("a whole number from 1 to %d (runs per sweep cell; default 1 under ci, 3 under full)", MaxRuns),
 	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
@@ -99,6 +104,13 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, bad("LAB_RUNS"))
 		}
 		s.Runs = n
+	}
+	if v, ok := env["LAB_SWEEP_RUNS"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > MaxRuns {
+			errs = append(errs, bad("LAB_SWEEP_RUNS"))
+		}
+		s.SweepRuns = n
 	}
 	if v, ok := env["LAB_PROFILE"]; ok {
 		if _, known := ProfilesB[v]; !known {
@@ -161,6 +173,16 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		return Settings{}, errors.Join(errs...)
 	}
 	return s, nil
+}
+
+// Plan is what the profile runs of article A and the sweep, with the
+// sweep's runs per cell as LAB_SWEEP_RUNS sets them.
+func (s Settings) Plan() PlanA {
+	p := PlansA[s.Profile]
+	if s.SweepRuns > 0 {
+		p.SweepRuns = s.SweepRuns
+	}
+	return p
 }
 
 // parseShare reads "0.9" or "90%".

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
 )
@@ -181,8 +182,9 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch, path, unread, unreadMax []float64
 	throttled := map[string][]float64{}
+	hops := map[probe.Hop][]float64{}
 	for _, r := range slices.SortedFunc(slices.Values(valid), func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) }) {
 		o := r.Observed
 		if o == nil {
@@ -196,6 +198,14 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		for role, res := range o.Resources {
 			throttled[role] = append(throttled[role], res.ThrottledShare)
+		}
+		if r.DownloadsTotal > 0 {
+			path = append(path, float64(o.PathPeakBytes))
+			for h, p := range o.Hops {
+				if h != probe.HopListen {
+					hops[h] = append(hops[h], float64(p.PeakSendQBytes+p.PeakRecvQBytes))
+				}
+			}
 		}
 		shares := report.RunSendShares{Run: r.Run, App: []float64{}}
 		for _, w := range o.Workers {
@@ -231,6 +241,14 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		if checked > 0 {
 			mismatch = append(mismatch, worst)
 		}
+		if r.DownloadsTotal > 0 && len(o.AtWriteEnd) == r.DownloadsTotal {
+			var sum, most float64
+			for _, q := range o.AtWriteEnd {
+				sum += float64(q.UnreadAtEndBytes)
+				most = max(most, float64(q.UnreadAtEndBytes))
+			}
+			unread, unreadMax = append(unread, sum/float64(len(o.AtWriteEnd))), append(unreadMax, most)
+		}
 	}
 	n := len(valid)
 	all := func(xs []float64, f func([]float64) float64) *float64 {
@@ -248,5 +266,15 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.WriteEndMismatchMax = all(mismatch, maxOf)
 	for role, v := range throttled {
 		s.ThrottledShare[role] = stats.Median(v)
+	}
+	s.PathPeakBytes = all(path, stats.Median[float64])
+	s.WriteEndUnreadBytes, s.WriteEndUnreadMaxBytes = all(unread, stats.Median[float64]), all(unreadMax, stats.Median[float64])
+	for h, v := range hops {
+		if len(v) == n {
+			if s.HopPeakBytes == nil {
+				s.HopPeakBytes = map[probe.Hop]float64{}
+			}
+			s.HopPeakBytes[h] = stats.Median(v)
+		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"wsgilab/bench/internal/probe"
 	"wsgilab/fixtures"
 )
 
@@ -159,6 +160,18 @@ type Condition struct {
 	// downloads at their write end (direct paths only), unread counted
 	// from the client's own reads.
 	WriteEndMismatchMax *float64 `json:"write_end_mismatch_max"`
+	// WriteEndUnreadBytes and WriteEndUnreadMaxBytes are, per download,
+	// what the path held when the app's write ended (the bytes its client
+	// had not read yet): per run the mean and the largest over the
+	// downloads, then the median over valid runs.
+	WriteEndUnreadBytes    *float64 `json:"write_end_unread_bytes"`
+	WriteEndUnreadMaxBytes *float64 `json:"write_end_unread_max_bytes"`
+	// PathPeakBytes is the median over valid runs of the most the path's
+	// sockets held at once (Observed.PathPeakBytes), for all downloads.
+	PathPeakBytes *float64 `json:"path_peak_bytes"`
+	// HopPeakBytes are, per hop, the median over valid runs of the hop's
+	// peak send plus receive queue.
+	HopPeakBytes map[probe.Hop]float64 `json:"hop_peak_bytes,omitempty"`
 
 	ArticleP95Ms       float64   `json:"article_p95_ms"`
 	ArticleP95MsRange  []float64 `json:"article_p95_ms_range,omitempty"`

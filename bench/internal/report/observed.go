@@ -18,6 +18,10 @@ type Observed struct {
 	Workers []WorkerWaits `json:"workers"`
 	// Hops are the queue peaks per socket hop.
 	Hops map[probe.Hop]HopPeak `json:"hops"`
+	// PathPeakBytes is the most the path's sockets held at once: the
+	// largest sum over every hop's send and receive queues in one sample
+	// (the per-hop peaks above may fall in different samples).
+	PathPeakBytes int64 `json:"path_peak_bytes"`
 	// AppSendQBusyShare is the share of samples, from the downloads' start
 	// to the app's last write end, in which the app's sockets to its peer
 	// (client or NGINX) held unsent or unacknowledged bytes.
@@ -69,8 +73,13 @@ type WriteEndQueues struct {
 	QueuedBytes int64 `json:"queued_bytes"`
 	// Hops is the queued bytes per hop at that sample.
 	Hops map[probe.Hop]int64 `json:"hops"`
-	// UnreadBytes is the body size minus what the paced client had read.
+	// UnreadBytes is the body size minus what the paced client had read
+	// by that sample.
 	UnreadBytes int64 `json:"unread_bytes"`
+	// UnreadAtEndBytes is the body size minus what the client had read at
+	// the write's end itself: what this download's path held then, the
+	// buffer model's capacity.
+	UnreadAtEndBytes int64 `json:"unread_at_end_bytes"`
 	// OwnSockets is true when QueuedBytes counts this download's sockets
 	// only, so it should equal UnreadBytes.
 	OwnSockets bool `json:"own_sockets"`

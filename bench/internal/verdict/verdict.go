@@ -62,6 +62,9 @@ type Outcome struct {
 type Data struct {
 	Conditions map[string]report.Condition
 	Throughput []report.Throughput
+	// Sweep is the buffer model's fit on the sweep's cells, nil when the
+	// series ran none.
+	Sweep *report.Sweep
 	// Attempted are the ids of conditions and cells that were started,
 	// whether or not they produced anything: one that errored before its
 	// first row counts as run, so its verdicts fail as missing data
@@ -129,8 +132,8 @@ func Validate(vs []Verdict) error {
 		switch {
 		case v.ID == "" || seen[v.ID]:
 			return fmt.Errorf("verdict: id %q is empty or repeated", v.ID)
-		case v.Kind != Article && v.Kind != Harness:
-			return fmt.Errorf("verdict %s: kind %q, want %q or %q", v.ID, v.Kind, Article, Harness)
+		case v.Kind != Article && v.Kind != Harness && v.Kind != Lab:
+			return fmt.Errorf("verdict %s: kind %q, want %q, %q or %q", v.ID, v.Kind, Article, Harness, Lab)
 		case v.Check == nil || len(v.Check.Needs()) == 0:
 			return fmt.Errorf("verdict %s: its check reads no condition", v.ID)
 		}

@@ -3,6 +3,7 @@ package verdict
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -38,7 +39,35 @@ func goodA() map[string]report.Condition {
 	add("nginx-on-1dl", 1, 1.32, 0.05, 12.8, 0, 0.01)
 	add("nginx-on-2dl", 2, 1.45, 0.094, 25.6, 0.006, 0.016)
 	add("gthread-2dl", 2, 1.32, 6.6, 0, 0.7, 0.73)
+	add("pilot-direct", 2, 4777, 5.39, 0, 0.6, 0.6)
+	add("pilot-nginx-off", 2, 296, 0.92, 0, 0.1, 0.1)
+	add("pilot-nginx-on", 2, 1.5, 0.05, 16.8, 0, 0.01)
+	// Under article-host TCP memory (as measured here): the same but for
+	// shorter writes through larger send buffers.
+	for id, c := range maps.Clone(cs) {
+		cs[id+"@article-host"] = c
+	}
+	add("direct-2dl@article-host", 2, 4116, 4.74, 0, 0.52, 0.53)
+	add("nginx-off-2dl@article-host", 2, 1100, 1.97, 0, 0.2, 0.25)
+	add("pilot-direct@article-host", 2, 2504, 3.12, 0, 0.34, 0.35)
+	add("pilot-nginx-off@article-host", 2, 1.3, 0.005, 0, 0, 0)
+	// The sweep at 2 MiB/s, stock (16 MiB is direct-2dl, nginx-off-2dl).
+	for _, x := range []struct {
+		id          string
+		p95, writeS float64
+	}{
+		{"sweep-direct-4m-2mps", 1.3, 0.46}, {"sweep-direct-8m-2mps", 2068, 2.69}, {"sweep-direct-12m-2mps", 3734, 4.36},
+		{"sweep-direct-24m-2mps", 9855, 10.49}, {"sweep-nginx-off-4m-2mps", 1.7, 0.01}, {"sweep-nginx-off-8m-2mps", 1.5, 0.47},
+		{"sweep-nginx-off-12m-2mps", 1526, 2.42}, {"sweep-nginx-off-24m-2mps", 8226, 8.85},
+	} {
+		add(x.id, 2, x.p95, x.writeS, 0, 0.5, 0.5)
+	}
 	return cs
+}
+
+// goodSweep is the buffer model's fit as measured here.
+func goodSweep() *report.Sweep {
+	return &report.Sweep{Score: report.SweepScore{Cells: 10, WriteRight: 9, StallRight: 10, WriteShare: f(0.9), StallShare: f(1)}}
 }
 
 // goodB is article B's rows as measured here (make test's ci profile).
@@ -70,7 +99,7 @@ func goodB() []report.Throughput {
 	return rows
 }
 
-func good() Data { return Data{Conditions: goodA(), Throughput: goodB()} }
+func good() Data { return Data{Conditions: goodA(), Throughput: goodB(), Sweep: goodSweep()} }
 
 func setA(id string, change func(*report.Condition)) func(*Data) {
 	return func(d *Data) {
@@ -125,6 +154,19 @@ var contrary = map[string]func(*Data){
 	"completion-nginx-off-8s":              setA("nginx-off-2dl", func(c *report.Condition) { c.CompletionS = 7.2 }),
 	"completion-nginx-on-8s":               setA("nginx-on-2dl", func(c *report.Condition) { c.CompletionS = 12 }),
 	"write-ends-when-rest-fits-direct-2dl": setA("direct-2dl", func(c *report.Condition) { c.WriteEndMismatchMax = f(0.3) }),
+	"pilot-direct-stalls":                  setA("pilot-direct", p95(400)),
+	"pilot-nginx-on-idle":                  setA("pilot-nginx-on", p95(300)),
+	"pilot-nginx-off-write-held":           setA("pilot-nginx-off", write(0.004)),
+
+	"nginx-off-2dl-near-article@article-host": setA("nginx-off-2dl@article-host", p95(3700)),
+	"pilot-nginx-off-idle@article-host":       setA("pilot-nginx-off@article-host", p95(296)),
+	"pilot-nginx-off-write-free@article-host": setA("pilot-nginx-off@article-host", write(0.9)),
+
+	"sweep-p95-grows-with-size-direct":    setA("sweep-direct-24m-2mps", p95(1000)),
+	"sweep-p95-grows-with-size-nginx-off": setA("sweep-nginx-off-24m-2mps", p95(2)),
+	"sweep-direct-stalls-at-smaller-size": setA("sweep-nginx-off-8m-2mps", p95(1500)),
+	"model-write-time":                    func(d *Data) { d.Sweep.Score.WriteShare = f(0.7) },
+	"model-stall":                         func(d *Data) { d.Sweep.Score.StallShare = f(0.8) },
 
 	"b/no-blocking-all-alike":   setRate(Cell("uwsgi-sync", 0), Ours, 900),
 	"b/gunicorn-sync-collapses": setRate(Cell("gunicorn-sync", 100), Ours, 38),
@@ -168,10 +210,41 @@ func TestPairedRatio(t *testing.T) {
 	assert.ErrorContains(t, err, "at least 3")
 }
 
-func all() []Verdict { return append(slices.Clone(ArticleA), ArticleB...) }
+func all() []Verdict { return slices.Concat(ArticleA, ArticleHost, Sweep, ArticleB) }
 
 func clone(d Data) Data {
-	return Data{Conditions: maps.Clone(d.Conditions), Throughput: slices.Clone(d.Throughput)}
+	c := Data{Conditions: maps.Clone(d.Conditions), Throughput: slices.Clone(d.Throughput)}
+	if d.Sweep != nil {
+		s := *d.Sweep
+		c.Sweep = &s
+	}
+	return c
+}
+
+// contraryOf is the contrary case of verdict id: its own, or, for a
+// verdict of article A's table under a TCP profile, the table's case
+// applied to that profile's conditions.
+func contraryOf(id string) (func(*Data), bool) {
+	if change, ok := contrary[id]; ok {
+		return change, true
+	}
+	base, profile, found := strings.Cut(id, "@")
+	change, ok := contrary[base]
+	if !found || !ok {
+		return nil, false
+	}
+	return func(d *Data) {
+		under := Data{Conditions: map[string]report.Condition{}}
+		for cid, c := range d.Conditions {
+			if b, ok := strings.CutSuffix(cid, "@"+profile); ok {
+				under.Conditions[b] = c
+			}
+		}
+		change(&under)
+		for b, c := range under.Conditions {
+			d.Conditions[b+"@"+profile] = c
+		}
+	}, true
 }
 
 func status(t *testing.T, v Verdict, d Data) report.Claim {
@@ -184,6 +257,8 @@ func status(t *testing.T, v Verdict, d Data) report.Claim {
 func TestTablesAreValid(t *testing.T) {
 	require.NoError(t, Validate(ArticleA))
 	require.NoError(t, Validate(ArticleB))
+	require.NoError(t, Validate(ArticleHost))
+	require.NoError(t, Validate(Sweep))
 	require.NoError(t, Validate(all()))
 }
 
@@ -197,7 +272,7 @@ func TestVerdicts(t *testing.T) {
 			assert.True(t, c.Holds)
 			assert.Equal(t, string(v.Kind), c.Kind)
 
-			change, ok := contrary[v.ID]
+			change, ok := contraryOf(v.ID)
 			require.True(t, ok, "no contrary case for %s", v.ID)
 			d := clone(good())
 			change(&d)
@@ -284,7 +359,9 @@ func TestKinds(t *testing.T) {
 		}
 	}
 	assert.ElementsMatch(t, []string{"completion-direct-8s", "completion-nginx-off-8s", "completion-nginx-on-8s",
-		"write-ends-when-rest-fits-direct-2dl", "b/ours-matches-ab", "b/generator-has-headroom"}, harness)
+		"write-ends-when-rest-fits-direct-2dl", "completion-direct-8s@article-host", "completion-nginx-off-8s@article-host",
+		"completion-nginx-on-8s@article-host", "write-ends-when-rest-fits-direct-2dl@article-host",
+		"b/ours-matches-ab", "b/generator-has-headroom"}, harness)
 }
 
 // The verdicts that read ab's rows fail as missing when ab's row of a
@@ -320,4 +397,32 @@ func TestAttemptedWithoutRowsIsMissing(t *testing.T) {
 	v, _ = Find(ArticleB, "b/gunicorn-sync-collapses")
 	c = status(t, v, d)
 	assert.Equal(t, report.StatusMissing, c.Status)
+}
+
+// The model's verdicts fail as missing when no sweep was fitted, or when
+// the model predicted fewer cells than they need.
+func TestModelVerdictsNeedAFit(t *testing.T) {
+	v, _ := Find(Sweep, "model-write-time")
+	d := clone(good())
+	d.Sweep = nil
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "no sweep was fitted")
+	d = clone(good())
+	d.Sweep.Score.Cells = 3
+	c = status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "predicted 3 sweep cells")
+}
+
+// The direct path that never stalls does not "stall first" against one
+// that never stalls either.
+func TestStallsFirstWhenNeitherStalls(t *testing.T) {
+	d := clone(good())
+	for _, id := range sweepMinimalSet {
+		setA(id, p95(2))(&d)
+	}
+	v, _ := Find(Sweep, "sweep-direct-stalls-at-smaller-size")
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusFails, c.Status, "%+v", c)
 }

@@ -1,0 +1,112 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"wsgilab/bench/internal/buffermodel"
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/report"
+)
+
+// The sweep isolates what article A changed at once between its pilot and
+// its main series: response size and read rate, each on the direct and
+// the buffering-off path, two sync workers and two downloads.
+var (
+	SweepSizes = []int64{4 << 20, 8 << 20, 12 << 20, 16 << 20, 24 << 20}
+	SweepRates = []float64{1 << 20, 2 << 20, 4 << 20}
+	SweepPaths = []Path{Direct, NginxOff}
+)
+
+// SweepDownloads is how many slow downloads every sweep cell runs.
+const SweepDownloads = 2
+
+// SweepID is the id of the sweep's cell: sweep-<path>-<MiB>m-<MiB/s>mps,
+// suffixed @<profile> off the stock profile.
+func SweepID(p Path, size int64, rate float64, prof TCPProfile) string {
+	id := fmt.Sprintf("sweep-%s-%dm-%gmps", p.ID, size>>20, rate/(1<<20))
+	if prof.ID != Stock.ID {
+		id += "@" + prof.ID
+	}
+	return id
+}
+
+// Sweep is the sweep's cells at sizes × rates on SweepPaths under prof,
+// but for those article A's table (with its pilot) holds already: those
+// are article A's cells, under their own ids, and the sweep reads them
+// from there.
+func Sweep(prof TCPProfile, sizes []int64, rates []float64) []Condition {
+	held := Under(ArticleA, prof)
+	var out []Condition
+	for _, p := range SweepPaths {
+		for _, r := range rates {
+			for _, s := range sizes {
+				c := Condition{ID: SweepID(p, s, r, prof), Server: podspec.GunicornSync(2), Path: p,
+					Downloads: SweepDownloads, BodyBytes: s, ReadRate: r, TCP: prof}
+				if !slices.ContainsFunc(held, c.sameCell) {
+					out = append(out, c)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// sameCell is whether c and d run the same pod under the same load.
+func (c Condition) sameCell(d Condition) bool {
+	return c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Downloads == d.Downloads &&
+		c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate && c.TCP == d.TCP
+}
+
+// PlanA is what a LAB_PROFILE runs of article A and the sweep.
+type PlanA struct {
+	// Conditions are article A's cells (and its pilot), under each TCP
+	// profile; each runs LAB_RUNS times.
+	Conditions []Condition
+	// Sweep are the sweep's own cells; each runs SweepRuns times.
+	Sweep     []Condition
+	SweepRuns int
+}
+
+// PlansA by LAB_PROFILE. "full" (make repro) runs article A's table and
+// the whole sweep under both TCP profiles, 3 runs per sweep cell. "ci"
+// (make test) runs article A's table under stock, its 2-download cells and
+// pilot under article-host, and the sweep at the article's 2 MiB/s under
+// stock, one run per sweep cell: 8 cells of 9.1 to 12 s windows, about
+// 2 minutes.
+var PlansA = map[string]PlanA{
+	"full": {
+		Conditions: slices.Concat(Under(ArticleA, Stock), Under(ArticleA, ArticleHost)),
+		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates)),
+		SweepRuns:  3,
+	},
+	"ci": {
+		Conditions: slices.Concat(Under(ArticleA, Stock), Under(Pick(ArticleA,
+			"direct-2dl", "nginx-off-2dl", "nginx-on-2dl", "pilot-direct", "pilot-nginx-off", "pilot-nginx-on"), ArticleHost)),
+		Sweep:     Sweep(Stock, SweepSizes, []float64{2 << 20}),
+		SweepRuns: 1,
+	},
+}
+
+// SweepModel is the buffer model for article A's /fast schedule.
+var SweepModel = buffermodel.New(buffermodel.Schedule{Offset: load.DefaultFastOffset,
+	Rate: load.DefaultFastRate, Count: load.DefaultFastCount})
+
+// FitSweep fits SweepModel on the sweep's cells among conds: every
+// condition of two sync workers with two downloads on a sweep path,
+// article A's and its pilot's included. It is nil when there are none.
+func FitSweep(conds []report.Condition) *report.Sweep {
+	var cells []report.Condition
+	for _, c := range conds {
+		if c.Server == podspec.GunicornSync(2).ID && c.Downloads == SweepDownloads &&
+			slices.ContainsFunc(SweepPaths, func(p Path) bool { return p.ID == c.Path }) {
+			cells = append(cells, c)
+		}
+	}
+	if len(cells) == 0 {
+		return nil
+	}
+	s := SweepModel.Fit(cells)
+	return &s
+}

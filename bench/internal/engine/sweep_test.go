@@ -1,0 +1,85 @@
+package engine
+
+import (
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
+)
+
+func planIDs(p PlanA) []string {
+	var ids []string
+	for _, c := range slices.Concat(p.Conditions, p.Sweep) {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+func TestPlansAreValidAndMatchTheProfiles(t *testing.T) {
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(ProfilesB)), slices.Collect(maps.Keys(PlansA)),
+		"LAB_PROFILE picks both article B's load and article A's plan")
+	for name, p := range PlansA {
+		require.NoError(t, ValidateAll(slices.Concat(p.Conditions, p.Sweep)), name)
+		assert.Positive(t, p.SweepRuns, name)
+	}
+	full := PlansA["full"]
+	assert.Len(t, full.Conditions, 2*len(ArticleA), "every article A cell under both profiles")
+	// 5 sizes x 3 rates x 2 paths x 2 profiles, less the cells article A
+	// holds: 16 MiB at 2 MiB/s (direct-2dl, nginx-off-2dl) and the pilot's
+	// 8 MiB at 1 MiB/s, on both paths, under both profiles.
+	assert.Len(t, full.Sweep, 60-8)
+	assert.Len(t, PlansA["ci"].Sweep, 8)
+}
+
+func TestSweepLeavesArticleACellsToArticleA(t *testing.T) {
+	for _, c := range Sweep(Stock, SweepSizes, SweepRates) {
+		assert.NotEqual(t, "sweep-direct-16m-2mps", c.ID, "that is direct-2dl")
+		assert.NotEqual(t, "sweep-nginx-off-8m-1mps", c.ID, "that is pilot-nginx-off")
+	}
+	assert.Equal(t, "sweep-nginx-off-24m-4mps@article-host", SweepID(NginxOff, 24<<20, 4<<20, ArticleHost))
+	assert.Equal(t, "sweep-direct-4m-1mps", SweepID(Direct, 4<<20, 1<<20, Stock))
+}
+
+func TestUnderSuffixesIDsAndSetsTheProfile(t *testing.T) {
+	cs := Under(Pick(ArticleA, "nginx-off-2dl"), ArticleHost)
+	require.Len(t, cs, 1)
+	assert.Equal(t, "nginx-off-2dl@article-host", cs[0].ID)
+	assert.Equal(t, "nginx-off-2dl", cs[0].Ref, "the article's figures stay the cell's")
+	assert.Equal(t, ArticleHost, cs[0].TCP)
+	assert.Equal(t, "4096 16384 8388608", cs[0].Pod("x").TCPWmem)
+}
+
+// Every verdict reads conditions the full plan runs, and the sweep's
+// verdicts read conditions the ci plan runs (make test asserts them).
+func TestVerdictsReadPlannedConditions(t *testing.T) {
+	full, ci := planIDs(PlansA["full"]), planIDs(PlansA["ci"])
+	for _, v := range slices.Concat(verdict.ArticleA, verdict.ArticleHost, verdict.Sweep) {
+		for _, id := range v.Check.Needs() {
+			assert.Contains(t, full, id, "verdict %s", v.ID)
+		}
+	}
+	for _, v := range slices.Concat(verdict.Sweep, verdict.ArticleHost[len(verdict.ArticleHost)-3:]) {
+		for _, id := range v.Check.Needs() {
+			assert.Contains(t, ci, id, "verdict %s", v.ID)
+		}
+	}
+	require.NoError(t, verdict.Validate(slices.Concat(verdict.ArticleA, verdict.ArticleHost, verdict.Sweep)))
+}
+
+func TestFitSweepTakesOnlyTwoSyncWorkersWithTwoDownloads(t *testing.T) {
+	sum := func(c Condition) report.Condition {
+		s := SummarizeCondition(c, nil, report.ArticleValue{})
+		s.RunsValid, s.DownloadsComplete, s.PathPeakBytes = 1, 2, report.Float(1e6)
+		return s
+	}
+	assert.Nil(t, FitSweep([]report.Condition{sum(Pick(ArticleA, "nginx-on-2dl")[0]), sum(Pick(ArticleA, "gthread-2dl")[0])}))
+	s := FitSweep([]report.Condition{sum(Pick(ArticleA, "direct-2dl")[0]), sum(Pick(ArticleA, "direct-1dl")[0])})
+	require.NotNil(t, s)
+	require.Len(t, s.Cells, 1)
+	assert.Equal(t, "direct-2dl", s.Cells[0].Condition)
+}

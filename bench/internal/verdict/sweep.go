@@ -1,0 +1,143 @@
+package verdict
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"wsgilab/bench/internal/report"
+)
+
+// Lab verdicts are what the lab finds beyond the articles: the sweep, its
+// buffer model, the TCP profiles.
+const Lab Kind = "lab"
+
+// Grows holds when P95 along ids (one path at one rate, by growing size)
+// never falls by more than its noise, a quarter of the previous value plus
+// 2 ms, and the last is at least 10x the first. The measured value is
+// last over first.
+func Grows(ids ...string) Check {
+	return condCheck{ids, P95, func(v []float64) Outcome {
+		holds := v[len(v)-1] >= 10*v[0]
+		for i := 1; i < len(v); i++ {
+			holds = holds && v[i] >= 0.75*v[i-1]-2
+		}
+		return Outcome{v[len(v)-1] / v[0], "each size >= 0.75x the previous - 2 ms, last >= 10x first", holds}
+	}}
+}
+
+// StallsFirst holds when row a (by growing size) reaches a P95 over
+// stallMs at an earlier position than row b, which may never reach it.
+// Both rows list the same sizes; sizes names them, in MiB. The measured
+// value is a's first stalling size.
+func StallsFirst(a, b []string, sizesMiB []float64, stallMs float64) Check {
+	n := len(a)
+	return condCheck{slices.Concat(a, b), P95, func(v []float64) Outcome {
+		first := func(v []float64) int {
+			i := slices.IndexFunc(v, func(x float64) bool { return x > stallMs })
+			if i < 0 {
+				return len(v)
+			}
+			return i
+		}
+		fa, fb := first(v[:n]), first(v[n:])
+		at := func(i int) float64 {
+			if i == n {
+				return math.Inf(1)
+			}
+			return sizesMiB[i]
+		}
+		return Outcome{at(fa), fmt.Sprintf("< %g MiB, where the other path first stalls (p95 > %g ms)", at(fb), stallMs), fa < fb}
+	}}
+}
+
+// ModelScore holds when the buffer model was right on at least share of
+// the sweep's predicted cells, and predicted at least minCells; ids are
+// the conditions the sweep cannot do without. right picks the write-time
+// or the stall score.
+func ModelScore(ids []string, what string, right func(report.SweepScore) *float64, share float64, minCells int) Check {
+	return sweepCheck{ids: ids, eval: func(s report.Sweep) (Outcome, error) {
+		v := right(s.Score)
+		if s.Score.Cells < minCells || v == nil {
+			return Outcome{}, fmt.Errorf("the model predicted %d sweep cells, the verdict needs %d", s.Score.Cells, minCells)
+		}
+		return Outcome{*v, fmt.Sprintf(">= %g of %d cells %s", share, s.Score.Cells, what), *v >= share}, nil
+	}}
+}
+
+// sweepCheck reads the sweep's model fit.
+type sweepCheck struct {
+	ids  []string
+	eval func(report.Sweep) (Outcome, error)
+}
+
+func (c sweepCheck) Needs() []string { return c.ids }
+
+func (c sweepCheck) Eval(d Data) (Outcome, error) {
+	if d.Sweep == nil {
+		return Outcome{}, errors.New("no sweep was fitted")
+	}
+	for _, id := range c.ids {
+		cond, ok := d.Conditions[id]
+		switch {
+		case !ok:
+			return Outcome{}, fmt.Errorf("%s: no summary", id)
+		case cond.RunsValid == 0:
+			return Outcome{}, fmt.Errorf("%s: %w", id, errNoValidRun)
+		}
+	}
+	return c.eval(*d.Sweep)
+}
+
+// Under is vs retargeted at the same conditions under a TCP profile: each
+// condition id and verdict id suffixed "@"+profile. Every check must read
+// conditions only (Below, Above, Between, Zero, Less).
+func Under(vs []Verdict, profile string) []Verdict {
+	out := make([]Verdict, 0, len(vs))
+	for _, v := range vs {
+		c, ok := v.Check.(condCheck)
+		if !ok {
+			panic(fmt.Sprintf("verdict %s: its check is not a condition check", v.ID))
+		}
+		ids := make([]string, len(c.ids))
+		for i, id := range c.ids {
+			ids[i] = id + "@" + profile
+		}
+		c.ids = ids
+		v.ID += "@" + profile
+		v.Check = c
+		out = append(out, v)
+	}
+	return out
+}
+
+// The sweep's rows at the article's rate (2 MiB/s) under the stock
+// profile, by growing size: 4, 8, 12, 16 and 24 MiB. 16 MiB is article
+// A's own cell.
+var (
+	sweepSizesMiB   = []float64{4, 8, 12, 16, 24}
+	sweepRowDirect  = []string{"sweep-direct-4m-2mps", "sweep-direct-8m-2mps", "sweep-direct-12m-2mps", "direct-2dl", "sweep-direct-24m-2mps"}
+	sweepRowOff     = []string{"sweep-nginx-off-4m-2mps", "sweep-nginx-off-8m-2mps", "sweep-nginx-off-12m-2mps", "nginx-off-2dl", "sweep-nginx-off-24m-2mps"}
+	sweepMinimalSet = slices.Concat(sweepRowDirect, sweepRowOff)
+)
+
+// Sweep are the size × rate sweep's verdicts, asserted in
+// TestSweep/claims/<id>. The model's verdicts count every sweep cell the
+// series ran (make test: the two rows above and the pilot; make repro:
+// every size, rate and profile).
+var Sweep = []Verdict{
+	{ID: "sweep-p95-grows-with-size-direct", Kind: Lab, Unit: "x", Check: Grows(sweepRowDirect...),
+		Text: "at 2 MiB/s, the 2-download /fast p95 grows with the response size, direct (stock TCP memory)"},
+	{ID: "sweep-p95-grows-with-size-nginx-off", Kind: Lab, Unit: "x", Check: Grows(sweepRowOff...),
+		Text: "at 2 MiB/s, the 2-download /fast p95 grows with the response size, NGINX buffering off (stock TCP memory)"},
+	{ID: "sweep-direct-stalls-at-smaller-size", Kind: Lab, Unit: "MiB",
+		Check: StallsFirst(sweepRowDirect, sweepRowOff, sweepSizesMiB, 1000),
+		Text:  "at 2 MiB/s, the direct path stalls /fast (p95 > 1 s) from a smaller size than NGINX buffering off"},
+	{ID: "model-write-time", Kind: Lab, Unit: "share",
+		Check: ModelScore(sweepMinimalSet, "within 25 % or 0.25 s", func(s report.SweepScore) *float64 { return s.WriteShare }, 0.8, 8),
+		Text:  "the buffer model predicts the app's write time within 25 % (or 0.25 s) on at least 80 % of the sweep's cells"},
+	{ID: "model-stall", Kind: Lab, Unit: "share",
+		Check: ModelScore(sweepMinimalSet, "classified right", func(s report.SweepScore) *float64 { return s.StallShare }, 0.9, 8),
+		Text:  "the buffer model tells stall (p95 > 1 s) from no stall on at least 90 % of the sweep's cells"},
+}
