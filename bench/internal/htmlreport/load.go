@@ -40,11 +40,15 @@ type files struct {
 	tempfiles  []report.TempFileRow
 	throughput []report.Throughput
 	tests      []testEvent
+	// sweep is sweep.json; sweepCells are the sweep's own cells of
+	// conditions.json (ids "sweep-…"), kept out of article A's sections.
+	sweep      *report.Sweep
+	sweepCells []report.Condition
 }
 
 // reportFiles are the files load reads; a directory needs one of them.
 var reportFiles = []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "claims.json",
-	"series.json", "environment.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
+	"series.json", "environment.json", "sweep.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
 	"test.json"}
 
 // load reads the report files of dir. Each may be absent (an article B
@@ -80,6 +84,23 @@ func load(dir string) (*files, error) {
 		if _, err := readJSON(dir, o.name, o.v); err != nil {
 			return nil, err
 		}
+	}
+	if f.conditions != nil {
+		var article []report.Condition
+		for _, c := range f.conditions {
+			if strings.HasPrefix(c.ID, "sweep-") {
+				f.sweepCells = append(f.sweepCells, c)
+			} else {
+				article = append(article, c)
+			}
+		}
+		f.conditions = append([]report.Condition{}, article...)
+	}
+	var sw report.Sweep
+	if ok, err := readJSON(dir, "sweep.json", &sw); err != nil {
+		return nil, err
+	} else if ok {
+		f.sweep = &sw
 	}
 	var s report.Series
 	if ok, err := readJSON(dir, "series.json", &s); err != nil {

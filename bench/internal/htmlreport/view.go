@@ -25,6 +25,7 @@ type page struct {
 	Tempfiles       chartsView
 	Resources       chartsView
 	Waits           waitsView
+	Sweep           sweepView
 	ArticleB        articleBView
 	Env             envView
 	Tests           testsView
@@ -65,6 +66,7 @@ func build(f *files) page {
 		Tempfiles:       tempfileCharts(f),
 		Resources:       resourceCharts(f),
 		Waits:           buildWaits(f),
+		Sweep:           buildSweep(f),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),
 		Tests:           buildTests(f.tests),
