@@ -11,7 +11,9 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
 .PHONY: test repro deps settings image report bench unit soak clean
 
-## test: every test through gotestsum (article B at the ci profile); JUnit,
+## test: every test through gotestsum at the ci profile (article B's ci load;
+## article A under stock TCP memory, three cells under article-host; the
+## sweep's 2 MiB/s row, 2 runs per cell); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
@@ -21,8 +23,10 @@ test: deps settings
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
 	exit $$status
 
-## repro: the full reproduction (article B at the article's -n); progress on
-## stderr (LAB_QUIET=1 silences it); report.html and its screenshot report.png.
+## repro: the full reproduction (article B at the article's -n; every
+## article A cell under both TCP profiles; the whole size x rate sweep under
+## both, 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
+## report.html and its screenshot report.png.
 ## An interrupted repro resumes: the runs its journal holds are kept and only
 ## the missing ones run (LAB_RESUME=1); FRESH=1 starts afresh (LAB_RESUME=fresh).
 ## go test runs in bench/ (local directory mode) so its output streams.

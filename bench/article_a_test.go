@@ -21,15 +21,19 @@ import (
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
 	conds := lab.Settings.Plan().Conditions
-	runs := lab.Settings.Runs
+	total := 0
+	for _, c := range conds {
+		total += c.Runs(lab.Settings.Runs)
+	}
 	progressA.Start()
 	for _, c := range conds {
 		t.Run(c.ID, func(t *testing.T) {
+			runs := c.Runs(lab.Settings.Runs)
 			for k := 1; k <= runs; k++ {
 				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
-					progressA.RunDone(t.Log, c.ID, k, runs, len(conds)*runs, engine.RunLine(c, r))
+					progressA.RunDone(t.Log, c.ID, k, runs, total, engine.RunLine(c, r))
 					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
 				})
 			}

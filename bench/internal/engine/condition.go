@@ -90,7 +90,14 @@ type Condition struct {
 	ReadRate float64
 	// TCP is the namespace's TCP memory profile.
 	TCP TCPProfile
+	// MinRuns is the fewest runs the condition takes whatever LAB_RUNS
+	// says, 0 to MaxRuns (0: LAB_RUNS alone); for a condition whose runs
+	// are bimodal, so that the median of its runs is not a coin toss.
+	MinRuns int
 }
+
+// Runs is how many runs c takes when the series asks for runs.
+func (c Condition) Runs(runs int) int { return max(runs, c.MinRuns) }
 
 // Limits of a Condition's load.
 const (
@@ -115,6 +122,8 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
 	case c.TCP.ID == "":
 		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
+	case c.MinRuns < 0 || c.MinRuns > MaxRuns:
+		return fmt.Errorf("engine: condition %s: MinRuns %d: want 0 to %d", c.ID, c.MinRuns, MaxRuns)
 	}
 	return c.Pod("validate:only").Validate()
 }

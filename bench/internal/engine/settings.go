@@ -58,7 +58,7 @@ type SafetySettings struct {
 var knownSettings = map[string]string{
 	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
-	"LAB_SWEEP_RUNS":  fmt.Sprintf("a whole number from 1 to %d (runs per sweep cell; default 1 under ci, 3 under full)", MaxRuns),
+	"LAB_SWEEP_RUNS":  fmt.Sprintf("a whole number from 1 to %d (runs per sweep cell; default 2 under ci, 3 under full)", MaxRuns),
 	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",

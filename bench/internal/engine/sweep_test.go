@@ -34,6 +34,7 @@ func TestPlansAreValidAndMatchTheProfiles(t *testing.T) {
 	// 8 MiB at 1 MiB/s, on both paths, under both profiles.
 	assert.Len(t, full.Sweep, 60-8)
 	assert.Len(t, PlansA["ci"].Sweep, 8)
+	assert.Len(t, PlansA["ci"].Conditions, len(ArticleA)+3)
 }
 
 func TestSweepLeavesArticleACellsToArticleA(t *testing.T) {
@@ -52,6 +53,19 @@ func TestUnderSuffixesIDsAndSetsTheProfile(t *testing.T) {
 	assert.Equal(t, "nginx-off-2dl", cs[0].Ref, "the article's figures stay the cell's")
 	assert.Equal(t, ArticleHost, cs[0].TCP)
 	assert.Equal(t, "4096 16384 8388608", cs[0].Pod("x").TCPWmem)
+}
+
+func TestTheBimodalCellTakesFiveRuns(t *testing.T) {
+	for name, p := range PlansA {
+		c := Pick(p.Conditions, "nginx-off-2dl@article-host")
+		require.Len(t, c, 1, name)
+		assert.Equal(t, 5, c[0].Runs(3), name)
+		assert.Equal(t, 7, c[0].Runs(7), name)
+		assert.Equal(t, 3, Pick(p.Conditions, "direct-2dl@article-host")[0].Runs(3), name)
+	}
+	bad := Pick(ArticleA, "direct-2dl")[0]
+	bad.MinRuns = -1
+	assert.ErrorContains(t, bad.Validate(), "MinRuns -1: want 0 to 100")
 }
 
 // Every verdict reads conditions the full plan runs, and the sweep's

@@ -78,6 +78,9 @@ func TestBuildFixture(t *testing.T) {
 	write("tempfiles.jsonl", report.JSONLines(thinRows(filter(src.tempfiles, func(r report.TempFileRow) bool { return keep(r.Condition, r.Run) }),
 		func(r report.TempFileRow) (string, int, float64) { return r.Condition, r.Run, r.TMs })))
 	write("throughput.json", report.JSON(src.throughput))
+	if src.sweep != nil {
+		write("sweep.json", report.JSON(src.sweep))
+	}
 	write("test.json", report.JSONLines(trimTests(src.tests)))
 }
 

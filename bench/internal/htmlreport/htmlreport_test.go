@@ -33,7 +33,7 @@ var (
 )
 
 var sectionIDs = []string{"claims", "article-a-table", "p95-chart", "timelines", "write-completion",
-	"sockets", "tempfiles", "resources", "waits", "article-b", "environment", "tests"}
+	"sockets", "tempfiles", "resources", "waits", "sweep", "article-b", "environment", "tests"}
 
 // fixtureCharts is every data-chart figure the fixture's page must have.
 func fixtureCharts() []string {
@@ -46,6 +46,9 @@ func fixtureCharts() []string {
 	}
 	for _, c := range fixtureNginxOn {
 		charts = append(charts, "tempfiles-"+c)
+	}
+	for _, p := range []string{"stock", "article-host"} {
+		charts = append(charts, "sweep-direct-"+p, "sweep-nginx-off-"+p)
 	}
 	return charts
 }
@@ -216,7 +219,7 @@ func TestNotAReportDirectory(t *testing.T) {
 func TestArticleBOnly(t *testing.T) {
 	dir := copyFixture(t)
 	for _, name := range []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "series.json",
-		"tempfiles.jsonl"} {
+		"tempfiles.jsonl", "sweep.json"} {
 		require.NoError(t, os.Remove(filepath.Join(dir, name)))
 	}
 	page := render(t, dir)
@@ -232,12 +235,13 @@ func TestArticleBOnly(t *testing.T) {
 func TestMissingOptionalFiles(t *testing.T) {
 	dir := copyFixture(t)
 	for _, name := range []string{"claims.json", "requests.jsonl", "sockets.jsonl", "tempfiles.jsonl",
-		"resources.jsonl", "runs.json", "throughput.json", "environment.json", "test.json", "series.json", "downloads.json"} {
+		"resources.jsonl", "runs.json", "throughput.json", "environment.json", "test.json", "series.json", "downloads.json",
+		"sweep.json"} {
 		require.NoError(t, os.Remove(filepath.Join(dir, name)))
 	}
 	page := render(t, dir)
 	s := parse(t, page)
-	for _, id := range []string{"claims", "timelines", "sockets", "tempfiles", "resources", "article-b", "environment"} {
+	for _, id := range []string{"claims", "timelines", "sockets", "tempfiles", "resources", "sweep", "article-b", "environment"} {
 		if assert.Contains(t, s.sections, id) {
 			assert.Contains(t, text(s.sections[id]), "not measured in this run", "section #%s", id)
 		}

@@ -47,7 +47,7 @@ func buildSweep(f *files) sweepView {
 	}
 	s := f.sweep
 	v.Note = fmt.Sprintf("The model: a sync worker's write of S bytes ends at max(0, (S − C) / R), R the read rate and C what the path "+
-		"held per download when the write ended in the calibration cell of its path, profile and rate (the largest size); /fast's p95 request "+
+		"held per download when the write ended, measured in the other cells of its path, profile and rate (leave one out); /fast's p95 request "+
 		"is sent %.3f s after the downloads start, so p95 ≈ (first freed worker's write) − %.3f s; a cell stalls when p95 > %g ms. "+
 		"A predicted write time is right within %g %% or %g s.",
 		s.Model.LeadS, s.Model.LeadS, s.Model.StallMs, 100*s.Model.WriteTolerance, s.Model.WriteFloorS)
@@ -182,7 +182,9 @@ func heatMap(s *report.Sweep, path, profile string, sizes []int64, rates []float
 			continue
 		}
 		col, row := slices.Index(sizes, c.SizeBytes), slices.Index(rates, c.RateBytesPerS)
-		g.at(col, row, math.Log10(max(c.P95Ms, 0.1)))
+		// Clamped into the palette's 1 ms to 10 s: a 20 s stall is as red
+		// as a 10 s one, not uncoloured.
+		g.at(col, row, min(max(math.Log10(max(c.P95Ms, 0.1)), 0), 3.999))
 		labels.XYs = append(labels.XYs, plotter.XY{X: float64(col), Y: float64(row)})
 		labels.Labels = append(labels.Labels, ms(c.P95Ms))
 	}
