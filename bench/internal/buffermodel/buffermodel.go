@@ -58,6 +58,12 @@ const (
 	DefaultWriteFloorS = 0.25
 )
 
+// SaturatedS tells a cell whose write waited for its client from one whose
+// path took the response at once: the client had read more than this long
+// of its rate when the write ended. A write into empty buffers takes a few
+// ms to tens of ms, while the client reads from the first byte.
+const SaturatedS = 0.1
+
 // Schedule is /fast's open-loop schedule: Count requests, Rate per
 // second, the first Offset after the downloads start.
 type Schedule struct {
@@ -101,6 +107,13 @@ func (m Model) P95Ms(firstS float64) float64 {
 	return max(0, 1000*(firstS-m.Schedule.lead()))
 }
 
+// IdleBytes is the largest size that keeps /fast idle at rate through a
+// path whose first freed download held first bytes: its first worker is
+// freed as the p95 request is sent.
+func (m Model) IdleBytes(rate, first float64) float64 {
+	return first + rate*m.Schedule.lead()
+}
+
 // BoundaryBytes is the smallest size that stalls at rate through a path
 // whose first freed download held first bytes: its write lasts the p95
 // request's lead plus StallMs.
@@ -108,8 +121,9 @@ func (m Model) BoundaryBytes(rate, first float64) float64 {
 	return first + rate*(m.Schedule.lead()+m.StallMs/1000)
 }
 
-// calKey is a calibration: a path under a profile at a rate.
-type calKey struct {
+// groupKey is a group of cells measured and predicted together: a path
+// under a profile at a rate.
+type groupKey struct {
 	path, profile string
 	rate          float64
 }
@@ -132,8 +146,10 @@ func heldOf(c report.Condition) (held, bool) {
 	h := held{id: c.ID, c: *c.WriteEndUnreadBytes, first: *c.WriteEndUnreadMaxBytes, size: float64(c.BodyBytes),
 		hops: map[string]float64{}}
 	// A path that took the whole response at once held all of it: its
-	// capacity is then only known to be at least that.
-	h.saturated = h.first < 0.99*h.size
+	// capacity is then only known to be at least that. The write waited
+	// for the client when the client had read more than SaturatedS of
+	// its rate by then.
+	h.saturated = h.size-h.first > c.ReadRate*SaturatedS
 	if c.PathPeakBytes != nil {
 		h.peak = report.Float(*c.PathPeakBytes / n)
 	}
@@ -150,12 +166,12 @@ func (m Model) Fit(cells []report.Condition) report.Sweep {
 	out := report.Sweep{Model: report.SweepModel{StallMs: m.StallMs, WriteTolerance: m.WriteTolerance,
 		WriteFloorS: m.WriteFloorS, LeadS: m.Schedule.lead()},
 		Capacities: []report.PathCapacity{}, Cells: []report.SweepCell{}, Boundaries: []report.Boundary{}}
-	groups := map[calKey][]report.Condition{}
+	groups := map[groupKey][]report.Condition{}
 	for _, c := range cells {
-		k := calKey{c.Path, c.TCPProfile, c.ReadRate}
+		k := groupKey{c.Path, c.TCPProfile, c.ReadRate}
 		groups[k] = append(groups[k], c)
 	}
-	keys := slices.SortedFunc(maps.Keys(groups), func(a, b calKey) int {
+	keys := slices.SortedFunc(maps.Keys(groups), func(a, b groupKey) int {
 		return cmp.Or(cmp.Compare(a.profile, b.profile), cmp.Compare(a.path, b.path), cmp.Compare(a.rate, b.rate))
 	})
 	for _, k := range keys {
@@ -171,7 +187,7 @@ func (m Model) Fit(cells []report.Condition) report.Sweep {
 		out.Capacities = append(out.Capacities, capy)
 		if capy.Problem == "" {
 			out.Boundaries = append(out.Boundaries, report.Boundary{Path: k.path, Profile: k.profile, RateBytesPerS: k.rate,
-				SizeBytes: m.BoundaryBytes(k.rate, capy.FirstFreedBytes), IdleSizeBytes: capy.FirstFreedBytes + k.rate*m.Schedule.lead(),
+				SizeBytes: m.BoundaryBytes(k.rate, capy.FirstFreedBytes), IdleSizeBytes: m.IdleBytes(k.rate, capy.FirstFreedBytes),
 				LowerBound: !capy.Saturated})
 		}
 		for _, c := range groups[k] {
@@ -181,7 +197,7 @@ func (m Model) Fit(cells []report.Condition) report.Sweep {
 	}
 	slices.SortFunc(out.Cells, func(a, b report.SweepCell) int {
 		return cmp.Or(cmp.Compare(a.Profile, b.Profile), cmp.Compare(a.Path, b.Path),
-			cmp.Compare(a.RateBytesPerS, b.RateBytesPerS), cmp.Compare(a.SizeBytes, b.SizeBytes))
+			cmp.Compare(a.RateBytesPerS, b.RateBytesPerS), cmp.Compare(a.SizeBytes, b.SizeBytes), cmp.Compare(a.Condition, b.Condition))
 	})
 	out.Score = m.score(out.Cells)
 	return out
@@ -190,7 +206,7 @@ func (m Model) Fit(cells []report.Condition) report.Sweep {
 // capacity is the path's capacity at one profile and rate: the medians
 // over its saturated cells or, when none is, the most an unsaturated one
 // held (a lower bound).
-func capacity(k calKey, sat, unsat []held) report.PathCapacity {
+func capacity(k groupKey, sat, unsat []held) report.PathCapacity {
 	capy := report.PathCapacity{Path: k.path, Profile: k.profile, RateBytesPerS: k.rate, From: []string{},
 		HopPeakBytesPerDownload: map[string]float64{}}
 	from := sat
@@ -242,7 +258,7 @@ func median(xs []float64) float64 {
 func (m Model) predict(c report.Condition, others []held) report.SweepCell {
 	cell := report.SweepCell{Condition: c.ID, Path: c.Path, Profile: c.TCPProfile, SizeBytes: c.BodyBytes,
 		RateBytesPerS: c.ReadRate, Runs: c.RunsValid, P95Ms: c.P95Ms, P95MsMin: c.P95MsMin, P95MsMax: c.P95MsMax,
-		WriteS: c.WriteS, HeldBytesPerDownload: c.WriteEndUnreadBytes}
+		WriteS: c.WriteS, HeldBytesPerDownload: c.WriteEndUnreadBytes, Stalled: c.P95Ms > m.StallMs}
 	switch {
 	case c.RunsValid == 0:
 		cell.Problem = "no valid run"
@@ -257,9 +273,10 @@ func (m Model) predict(c report.Condition, others []held) report.SweepCell {
 	}
 	size := float64(c.BodyBytes)
 	cell.Predicted = true
-	cell.PredictedWriteS = m.WriteS(size, c.ReadRate, median(cs))
-	cell.PredictedP95Ms = m.P95Ms(m.WriteS(size, c.ReadRate, median(firsts)))
-	cell.Stalled, cell.PredictedStall = c.P95Ms > m.StallMs, cell.PredictedP95Ms > m.StallMs
+	cell.CapacityBytes, cell.FirstFreedBytes = median(cs), median(firsts)
+	cell.PredictedWriteS = m.WriteS(size, c.ReadRate, cell.CapacityBytes)
+	cell.PredictedP95Ms = m.P95Ms(m.WriteS(size, c.ReadRate, cell.FirstFreedBytes))
+	cell.PredictedStall = cell.PredictedP95Ms > m.StallMs
 	errS := math.Abs(cell.PredictedWriteS - c.WriteS)
 	cell.WriteErrorS = errS
 	if c.WriteS > 0 {

@@ -67,9 +67,6 @@ var Stock = TCPProfile{ID: "stock", Rmem: podspec.DefaultTCPRmem, Wmem: podspec.
 // series and its pilot land in the article's ranges (reports/measurements.md).
 var ArticleHost = TCPProfile{ID: "article-host", Rmem: podspec.DefaultTCPRmem, Wmem: "4096 16384 8388608"}
 
-// TCPProfiles are the profiles article A's cells and the sweep run under.
-var TCPProfiles = []TCPProfile{Stock, ArticleHost}
-
 // Condition is one cell of a matrix: what runs, behind what, under which
 // load. Its zero value is not usable; the fields' docs state the contract.
 type Condition struct {

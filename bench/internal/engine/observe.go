@@ -132,7 +132,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 
 	for _, d := range res.Downloads {
 		i := slices.IndexFunc(ends, func(e WriteEnd) bool { return e.ID == d.ID })
-		if i < 0 || d.FirstByteAt == 0 {
+		if i < 0 || d.FirstByteAt == 0 || len(d.Reads) == 0 {
 			continue
 		}
 		j := slices.IndexFunc(s.Sockets, func(ss probe.SocketSample) bool { return ss.UnixNano >= ends[i].UnixNano })
@@ -152,7 +152,8 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			q.Hops[c.Hop] += c.SendQ + c.RecvQ
 			q.QueuedBytes += c.SendQ + c.RecvQ
 		}
-		// Before the client's first read it had read nothing (ReadBy's 0).
+		// Before the client's first read it had read nothing (ReadBy's 0;
+		// a download with no read at all is left out above).
 		read, _ := d.ReadBy(time.Duration(ss.UnixNano - from))
 		q.UnreadBytes = d.Expected - read
 		atEnd, _ := d.ReadBy(time.Duration(ends[i].UnixNano - from))

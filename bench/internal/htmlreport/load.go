@@ -40,10 +40,10 @@ type files struct {
 	tempfiles  []report.TempFileRow
 	throughput []report.Throughput
 	tests      []testEvent
-	// sweep is sweep.json; sweepCells are the sweep's own cells of
-	// conditions.json (ids "sweep-…"), kept out of article A's sections.
-	sweep      *report.Sweep
-	sweepCells []report.Condition
+	// sweep is sweep.json. The sweep's own cells of conditions.json (ids
+	// "sweep-…") are kept out of conditions: article A's sections do not
+	// show them.
+	sweep *report.Sweep
 }
 
 // reportFiles are the files load reads; a directory needs one of them.
@@ -88,9 +88,7 @@ func load(dir string) (*files, error) {
 	if f.conditions != nil {
 		var article []report.Condition
 		for _, c := range f.conditions {
-			if strings.HasPrefix(c.ID, "sweep-") {
-				f.sweepCells = append(f.sweepCells, c)
-			} else {
+			if !strings.HasPrefix(c.ID, "sweep-") {
 				article = append(article, c)
 			}
 		}

@@ -76,7 +76,7 @@ func buildSweep(f *files) sweepView {
 		v.Score = fmt.Sprintf("Write time right on %d of %d predicted cells (%.0f %%); stall right on %d of %d (%.0f %%).",
 			sc.WriteRight, sc.Cells, 100**sc.WriteShare, sc.StallRight, sc.Cells, 100**sc.StallShare)
 	} else {
-		v.Score = "The model predicted no cell beyond its calibration cells."
+		v.Score = "The model predicted no cell: none has another saturated cell at its path, profile and rate."
 	}
 	yes := func(b bool) string {
 		if b {
@@ -144,6 +144,7 @@ func heatMaps(s *report.Sweep) chartsView {
 		if k := (key{c.Path, c.Profile}); !slices.Contains(keys, k) {
 			keys = append(keys, k)
 		}
+		slices.SortStableFunc(keys, func(a, b key) int { return cmp.Compare(profileRank(a.profile), profileRank(b.profile)) })
 		sizes[c.SizeBytes], rates[c.RateBytesPerS] = true, true
 	}
 	if len(keys) == 0 {
@@ -171,14 +172,14 @@ func heatMap(s *report.Sweep, path, profile string, sizes []int64, rates []float
 	fig := figure{Name: "sweep-" + path + "-" + profile, Title: fmt.Sprintf("/fast p95, %s, %s TCP memory", path, profile),
 		Caption: "Colour: log p95 (blue fast, red stalled); label: median p95 in ms; grey: not run. At each rate, from what the " +
 			"path held at that rate, the model's boundaries: dashed, the largest size that keeps /fast idle; solid, the smallest " +
-			"that stalls it (p95 > 1 s)."}
+			"that stalls it (p95 > 1 s); grey when no cell of the path waited for its client, so the boundaries are only lower bounds."}
 	g := grid{z: make([][]float64, len(rates))}
 	for r := range rates {
 		g.z[r] = slices.Repeat([]float64{math.NaN()}, len(sizes))
 	}
 	var labels plotter.XYLabels
 	for _, c := range s.Cells {
-		if c.Path != path || c.Profile != profile || c.Problem != "" {
+		if c.Path != path || c.Profile != profile || c.Runs == 0 {
 			continue
 		}
 		col, row := slices.Index(sizes, c.SizeBytes), slices.Index(rates, c.RateBytesPerS)
@@ -216,6 +217,7 @@ func heatMap(s *report.Sweep, path, profile string, sizes []int64, rates []float
 	// The boundaries: at each rate, between the columns around the
 	// predicted sizes (interpolated on the size axis).
 	var stall, idle plotter.XYs
+	ink := black
 	for row, r := range rates {
 		i := slices.IndexFunc(s.Boundaries, func(b report.Boundary) bool {
 			return b.Path == path && b.Profile == profile && b.RateBytesPerS == r
@@ -224,12 +226,15 @@ func heatMap(s *report.Sweep, path, profile string, sizes []int64, rates []float
 			continue
 		}
 		b := s.Boundaries[i]
+		if b.LowerBound {
+			ink = grey
+		}
 		x, xi := sizeIndex(sizes, b.SizeBytes), sizeIndex(sizes, b.IdleSizeBytes)
 		stall = append(stall, plotter.XY{X: x, Y: float64(row) - 0.5}, plotter.XY{X: x, Y: float64(row) + 0.5})
 		idle = append(idle, plotter.XY{X: xi, Y: float64(row) - 0.5}, plotter.XY{X: xi, Y: float64(row) + 0.5})
 	}
 	if len(stall) > 0 {
-		add(p, line(idle, black, 1.2, 3, 2), line(stall, black, 2.5))
+		add(p, line(idle, ink, 1.2, 3, 2), line(stall, ink, 2.5))
 	}
 	p.X.Min, p.X.Max = -0.5, float64(len(sizes))-0.5
 	p.Y.Min, p.Y.Max = -0.5, float64(len(rates))-0.5

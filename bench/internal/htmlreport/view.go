@@ -134,6 +134,7 @@ type claimRow struct {
 // claimKinds are the verdict kinds in the order the page shows them.
 var claimKinds = []struct{ kind, title, intro string }{
 	{"article", "Article claims", "What the articles state or infer, checked on our measurements."},
+	{"lab", "Lab findings", "What the lab finds beyond the articles: the size × rate sweep, the buffer model's predictions, article A under the article-host TCP profile."},
 	{"harness", "Harness checks", "Checks of the lab's own instruments: the client's pacing, the byte accounting between client and sockets, and our load generator against ab. They are asserted too, but say nothing about the servers."},
 }
 

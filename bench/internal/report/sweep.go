@@ -6,7 +6,7 @@ package report
 type Sweep struct {
 	Model SweepModel `json:"model"`
 	// Capacities are, per path, profile and rate, what the path held per
-	// download in the calibration cell.
+	// download over the cells of that group.
 	Capacities []PathCapacity `json:"capacities"`
 	Cells      []SweepCell    `json:"cells"`
 	// Boundaries are the predicted smallest stalling sizes.
@@ -28,7 +28,7 @@ type SweepModel struct {
 }
 
 // PathCapacity is what a path held per download when the app's write
-// ended, in its calibration cell.
+// ended, over the cells of its path, profile and rate (From).
 type PathCapacity struct {
 	Path          string  `json:"path"`
 	Profile       string  `json:"profile"`
@@ -78,8 +78,12 @@ type SweepCell struct {
 	P95MsMax             float64  `json:"p95_ms_max"`
 	WriteS               float64  `json:"write_s"`
 	HeldBytesPerDownload *float64 `json:"held_bytes_per_download"`
-	// Predicted by the model from the path's capacity; the p95 above the
-	// idle latency (0: no request waits for a worker).
+	// Predicted by the model, only when Predicted: from CapacityBytes and
+	// FirstFreedBytes, the medians over the other saturated cells of its
+	// group; the p95 above the idle latency (0: no request waits for a
+	// worker). The write and stall verdicts below likewise.
+	CapacityBytes   float64 `json:"capacity_bytes"`
+	FirstFreedBytes float64 `json:"first_freed_bytes"`
 	PredictedWriteS float64 `json:"predicted_write_s"`
 	PredictedP95Ms  float64 `json:"predicted_p95_ms"`
 	// WriteErrorS is |predicted - measured| write time; WriteError the
@@ -87,6 +91,7 @@ type SweepCell struct {
 	WriteErrorS    float64  `json:"write_error_s"`
 	WriteError     *float64 `json:"write_error"`
 	WriteRight     bool     `json:"write_right"`
+	// Stalled is measured: p95 over the model's StallMs.
 	Stalled        bool     `json:"stalled"`
 	PredictedStall bool     `json:"predicted_stall"`
 	StallRight     bool     `json:"stall_right"`
@@ -116,6 +121,8 @@ type SweepScore struct {
 	StallRight int      `json:"stall_right"`
 	WriteShare *float64 `json:"write_share"`
 	StallShare *float64 `json:"stall_share"`
+	// WriteWrong and StallWrong name the cells the model got wrong (the
+	// write ones with both times).
 	WriteWrong []string `json:"write_wrong,omitempty"`
 	StallWrong []string `json:"stall_wrong,omitempty"`
 }

@@ -7,8 +7,9 @@ import (
 // ArticleHost are the verdicts of article A's cells under the article-host
 // TCP profile (stock TCP memory with an 8 MiB send-buffer ceiling),
 // asserted in TestArticleA/claims/<id>@article-host: the article's table
-// again, but for workers-blocked-direct-2dl, and the two figures the
-// profile was chosen for.
+// again (each verdict keeps its kind), but for workers-blocked-direct-2dl
+// and pilot-nginx-off-write-held, and three lab findings: the two figures
+// the profile was chosen for, and why the pilot is idle under it.
 //
 // workers-blocked-direct-2dl is left out on purpose: its 0.5 threshold
 // is the stock write time (6.6 s) over the window (9.1 s); larger send

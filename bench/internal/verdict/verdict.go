@@ -3,6 +3,9 @@
 // conditions and article B's throughput rows. Nothing here starts a
 // container, so every verdict is unit-tested without Docker.
 //
+// The data are article A's condition summaries (every matrix like it), the
+// sweep's model fit and article B's throughput rows.
+//
 // A verdict never passes on missing data. Each check declares the
 // conditions it reads (Needs, derived from the check itself, never listed
 // twice); when one of them did not run at all (go test -run picked
@@ -27,6 +30,9 @@ const (
 	// Harness verdicts check the lab's own instruments: that the pacing,
 	// the byte accounting and the load generator measure what they claim.
 	Harness Kind = "harness"
+	// Lab verdicts are what the lab finds beyond the articles: the sweep,
+	// its buffer model, the TCP profiles, the pilot.
+	Lab Kind = "lab"
 )
 
 // Verdict is one asserted statement with its check.

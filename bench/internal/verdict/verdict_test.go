@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -67,7 +68,11 @@ func goodA() map[string]report.Condition {
 
 // goodSweep is the buffer model's fit as measured here.
 func goodSweep() *report.Sweep {
-	return &report.Sweep{Score: report.SweepScore{Cells: 10, WriteRight: 9, StallRight: 10, WriteShare: f(0.9), StallShare: f(1)}}
+	s := &report.Sweep{Score: report.SweepScore{Cells: 10, WriteRight: 9, StallRight: 10, WriteShare: f(0.9), StallShare: f(1)}}
+	for _, id := range sweepMinimalSet {
+		s.Cells = append(s.Cells, report.SweepCell{Condition: id, Predicted: true})
+	}
+	return s
 }
 
 // goodB is article B's rows as measured here (make test's ci profile).
@@ -413,6 +418,12 @@ func TestModelVerdictsNeedAFit(t *testing.T) {
 	c = status(t, v, d)
 	assert.Equal(t, report.StatusMissing, c.Status)
 	assert.Contains(t, c.Note, "predicted 3 sweep cells")
+	// A needed cell the model could not predict.
+	d = clone(good())
+	d.Sweep.Cells = d.Sweep.Cells[1:]
+	c = status(t, v, d)
+	assert.Equal(t, report.StatusMissing, c.Status)
+	assert.Contains(t, c.Note, "sweep-direct-4m-2mps: the model has no prediction for it")
 }
 
 // The direct path that never stalls does not "stall first" against one
@@ -425,4 +436,8 @@ func TestStallsFirstWhenNeitherStalls(t *testing.T) {
 	v, _ := Find(Sweep, "sweep-direct-stalls-at-smaller-size")
 	c := status(t, v, d)
 	assert.Equal(t, report.StatusFails, c.Status, "%+v", c)
+	assert.Zero(t, c.Measured, "no infinity: claims.json must encode")
+	assert.Contains(t, c.Threshold, "never stalls")
+	_, err := json.Marshal(c)
+	assert.NoError(t, err)
 }
