@@ -88,14 +88,14 @@ type SweepCell struct {
 	PredictedP95Ms  float64 `json:"predicted_p95_ms"`
 	// WriteErrorS is |predicted - measured| write time; WriteError the
 	// same over the measured (absent when it is 0).
-	WriteErrorS    float64  `json:"write_error_s"`
-	WriteError     *float64 `json:"write_error"`
-	WriteRight     bool     `json:"write_right"`
+	WriteErrorS float64  `json:"write_error_s"`
+	WriteError  *float64 `json:"write_error"`
+	WriteRight  bool     `json:"write_right"`
 	// Stalled is measured: p95 over the model's StallMs.
-	Stalled        bool     `json:"stalled"`
-	PredictedStall bool     `json:"predicted_stall"`
-	StallRight     bool     `json:"stall_right"`
-	Problem        string   `json:"problem,omitempty"`
+	Stalled        bool   `json:"stalled"`
+	PredictedStall bool   `json:"predicted_stall"`
+	StallRight     bool   `json:"stall_right"`
+	Problem        string `json:"problem,omitempty"`
 }
 
 // Boundary is the predicted smallest size that stalls /fast on a path
