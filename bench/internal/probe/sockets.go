@@ -92,7 +92,18 @@ func Sockets(procRoot string, ipv6 bool) ([]Socket, error) {
 		}
 	}
 	out := make([]Socket, 0, len(v4)+len(v6))
+	// The kernel walks its socket hash while sockets come and go, and can
+	// list one twice (seen: an established socket twice in one read, which
+	// doubled a download's queued bytes); a socket's inode names it once.
+	// TIME_WAIT sockets have no inode, and no queues.
+	seen := map[uint64]bool{}
 	for _, l := range append(v4, v6...) {
+		if l.Inode != 0 {
+			if seen[l.Inode] {
+				continue
+			}
+			seen[l.Inode] = true
+		}
 		s := Socket{
 			LocalIP:      l.LocalAddr.String(),
 			LocalPort:    int(l.LocalPort),

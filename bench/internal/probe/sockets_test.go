@@ -3,6 +3,7 @@ package probe
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -93,4 +94,21 @@ func TestTCPStateString(t *testing.T) {
 	assert.Equal(t, "CLOSE_WAIT", StateCloseWait.String())
 	assert.Equal(t, "UNKNOWN(0)", TCPState(0).String())
 	assert.Equal(t, "UNKNOWN(99)", TCPState(99).String())
+}
+
+// A socket the kernel lists twice in one read (its hash walk raced a
+// change) is counted once: the inode names it.
+func TestSocketsListedTwiceCountOnce(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(root, "net"), 0o755))
+	tcp, err := os.ReadFile(filepath.Join(probeProc, "net/tcp"))
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(tcp), "\n")
+	dup := strings.Replace(lines[2], lines[2][:strings.Index(lines[2], ":")], "  99", 1) // the established app socket again
+	require.NoError(t, os.WriteFile(filepath.Join(root, "net/tcp"), []byte(string(tcp)+dup), 0o644))
+	got, err := Sockets(root, false)
+	require.NoError(t, err)
+	want, err := Sockets(probeProc, false)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
 }
