@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
@@ -20,26 +18,7 @@ import (
 //
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
-	conds := lab.Settings.Plan().Conditions
-	total := 0
-	for _, c := range conds {
-		total += c.Runs(lab.Settings.Runs)
-	}
-	progressA.Start()
-	for _, c := range conds {
-		t.Run(c.ID, func(t *testing.T) {
-			runs := c.Runs(lab.Settings.Runs)
-			for k := 1; k <= runs; k++ {
-				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
-					r, err := lab.RunA(t, c, k)
-					require.NoError(t, err)
-					progressA.RunDone(t.Log, c.ID, k, runs, total, engine.RunLine(c, r))
-					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
-				})
-			}
-			require.NoError(t, lab.Reports.WriteSampled())
-		})
-	}
+	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, progressA)
 	t.Run("claims", func(t *testing.T) {
 		claims, err := lab.Reports.Evaluate("a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
 		require.NoError(t, err)

@@ -1,10 +1,8 @@
 package bench
 
 import (
-	"fmt"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
@@ -20,20 +18,7 @@ import (
 //	go test ./bench -run 'TestArticleA/(direct|nginx-off)-2dl$|TestSweep' -v
 func TestSweep(t *testing.T) {
 	plan := lab.Settings.Plan()
-	progressSweep.Start()
-	for _, c := range plan.Sweep {
-		t.Run(c.ID, func(t *testing.T) {
-			for k := 1; k <= plan.SweepRuns; k++ {
-				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
-					r, err := lab.RunA(t, c, k)
-					require.NoError(t, err)
-					progressSweep.RunDone(t.Log, c.ID, k, plan.SweepRuns, len(plan.Sweep)*plan.SweepRuns, engine.RunLine(c, r))
-					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
-				})
-			}
-			require.NoError(t, lab.Reports.WriteSampled())
-		})
-	}
+	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, progressSweep)
 	t.Run("claims", func(t *testing.T) {
 		claims, err := lab.Reports.Evaluate("sweep", verdict.Sweep)
 		require.NoError(t, err)

@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
@@ -27,6 +29,31 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 			}
 			assert.Truef(t, cl.Holds, "%s verdict %q: measured %.4g %s, threshold %s %s",
 				cl.Kind, cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit)
+		})
+	}
+}
+
+// runConditions runs each of conds in a subtest named by its id, runs(c)
+// times, each run a subtest run<k> asserting the run is valid, and writes
+// the sampler's series once per condition.
+func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, progress *engine.Progress) {
+	total := 0
+	for _, c := range conds {
+		total += runs(c)
+	}
+	progress.Start()
+	for _, c := range conds {
+		t.Run(c.ID, func(t *testing.T) {
+			n := runs(c)
+			for k := 1; k <= n; k++ {
+				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
+					r, err := lab.RunA(t, c, k)
+					require.NoError(t, err)
+					progress.RunDone(t.Log, c.ID, k, n, total, engine.RunLine(c, r))
+					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
+				})
+			}
+			require.NoError(t, lab.Reports.WriteSampled())
 		})
 	}
 }

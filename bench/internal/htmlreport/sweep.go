@@ -97,10 +97,10 @@ func buildSweep(f *files) sweepView {
 			v.Cells = append(v.Cells, r)
 			continue
 		}
-		r.P95, r.P95Range, r.PredP95 = ms(c.P95Ms), msRange(c.P95MsMin, c.P95MsMax), "idle"
+		r.P95, r.P95Range, r.PredP95 = num(c.P95Ms), rangeText(c.P95MsMin, c.P95MsMax), "idle"
 		r.Stall = yes(c.P95Ms > s.Model.StallMs)
 		if c.PredictedP95Ms > 0 {
-			r.PredP95 = ms(c.PredictedP95Ms)
+			r.PredP95 = num(c.PredictedP95Ms)
 		}
 		r.Write = fmt.Sprintf("%.2f", c.WriteS)
 		if !c.Predicted {
@@ -122,15 +122,6 @@ func buildSweep(f *files) sweepView {
 
 // mibs prints a size or rate in MiB, without a needless decimal.
 func mibs(b float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", b/(1<<20)), ".0") + " MiB" }
-
-func ms(v float64) string {
-	if v >= 100 {
-		return fmt.Sprintf("%.0f", v)
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-func msRange(lo, hi float64) string { return ms(lo) + " – " + ms(hi) }
 
 // heatMaps are one heat map per path and profile: size across, rate up,
 // colour the log of p95, each cell labelled with its p95, and the
@@ -187,7 +178,7 @@ func heatMap(s *report.Sweep, path, profile string, sizes []int64, rates []float
 		// as a 10 s one, not uncoloured.
 		g.at(col, row, min(max(math.Log10(max(c.P95Ms, 0.1)), 0), 3.999))
 		labels.XYs = append(labels.XYs, plotter.XY{X: float64(col), Y: float64(row)})
-		labels.Labels = append(labels.Labels, ms(c.P95Ms))
+		labels.Labels = append(labels.Labels, num(c.P95Ms))
 	}
 	pal := moreland.SmoothBlueRed()
 	pal.SetMin(0) // 1 ms
@@ -300,10 +291,10 @@ func buildProfiles(cs []report.Condition) profilesView {
 			case c.RunsValid == 0:
 				row.P95 = append(row.P95, "no valid run")
 			default:
-				row.P95 = append(row.P95, fmt.Sprintf("%s (%s)", ms(c.P95Ms), msRange(c.P95MsMin, c.P95MsMax)))
+				row.P95 = append(row.P95, fmt.Sprintf("%s (%s)", num(c.P95Ms), rangeText(c.P95MsMin, c.P95MsMax)))
 			}
 			if ok && c.ArticleP95Ms > 0 {
-				row.Article = ms(c.ArticleP95Ms)
+				row.Article = num(c.ArticleP95Ms)
 			}
 		}
 		v.Rows = append(v.Rows, row)

@@ -54,7 +54,7 @@ func TestProfilesTable(t *testing.T) {
 	})
 	assert.Equal(t, []string{"stock", "article-host"}, v.Profiles)
 	require.Len(t, v.Rows, 2)
-	assert.Equal(t, profileRow{Ref: "nginx-off-2dl", Article: "1071", P95: []string{"3760 (3700 – 4300)", "1100 (800 – 1300)"}}, v.Rows[0])
-	assert.Equal(t, []string{"1.2 (1.1 – 1.3)", "not run"}, v.Rows[1].P95)
+	assert.Equal(t, profileRow{Ref: "nginx-off-2dl", Article: "1071", P95: []string{"3760 (3700–4300)", "1100 (800–1300)"}}, v.Rows[0])
+	assert.Equal(t, []string{"1.2 (1.1–1.3)", "not run"}, v.Rows[1].P95)
 	assert.Empty(t, buildProfiles([]report.Condition{{ID: "direct-0dl", TCPProfile: "stock"}}).Rows, "one profile: no table")
 }
