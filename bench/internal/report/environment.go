@@ -95,6 +95,10 @@ type Versions struct {
 	UWSGI    string `json:"uwsgi"`
 	Django   string `json:"django"`
 	Gevent   string `json:"gevent"`
+	// Uvicorn, Uvloop and Httptools serve the matrix's ASGI rows.
+	Uvicorn   string `json:"uvicorn"`
+	Uvloop    string `json:"uvloop"`
+	Httptools string `json:"httptools"`
 	// Packages maps every Debian package in the image to its version.
 	Packages map[string]string `json:"packages"`
 	// CPUModel is the processor as a container sees it (not namespaced),

@@ -21,6 +21,9 @@ echo "python=$(python3 -c 'import platform; print(platform.python_version())')"
 echo "gunicorn=$(python3 -c 'import gunicorn; print(gunicorn.__version__)')"
 echo "django=$(python3 -c 'import django; print(django.get_version())')"
 echo "gevent=$(python3 -c 'import gevent; print(gevent.__version__)')"
+echo "uvicorn=$(python3 -c 'import uvicorn; print(uvicorn.__version__)')"
+echo "uvloop=$(python3 -c 'import uvloop; print(uvloop.__version__)')"
+echo "httptools=$(python3 -c 'import httptools; print(httptools.__version__)')"
 echo "nginx=$(nginx -v 2>&1)"
 echo "uwsgi=$(uwsgi --version)"
 echo "cpu=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')"
@@ -87,6 +90,12 @@ func parseVersions(s string) (report.Versions, error) {
 			v.Django = val
 		case "gevent":
 			v.Gevent = val
+		case "uvicorn":
+			v.Uvicorn = val
+		case "uvloop":
+			v.Uvloop = val
+		case "httptools":
+			v.Httptools = val
 		case "cpu":
 			v.CPUModel = val
 		case "uwsgi":
