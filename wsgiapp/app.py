@@ -5,17 +5,18 @@
         repeated (16 MiB unless ?size=BYTES says otherwise).
 
 For every /large response the app records how long the server took to
-take the body: from the generator handing out its first block to the
-generator being resumed after its last one, which is when the server has
-handed that block to the OS (a sync worker's sendall has returned). One
-JSON line per response is appended to LAB_WRITES_LOG, keyed by the
-client's X-Lab-Id header, so the harness can match it to its download.
+take the body (writelog.py): from the generator handing out its first
+block to the generator being resumed after its last one, which is when
+the server has handed that block to the OS (a sync worker's sendall has
+returned); or, for a file (LAB_LARGE_BODY=file), from handing the file to
+the server to the server closing it.
 """
 
 import json
 import os
-import time
 from urllib.parse import parse_qs
+
+import writelog
 
 FAST_BODY = b'{"ok": true}'
 assert len(FAST_BODY) == 12
@@ -24,7 +25,14 @@ BLOCK = bytes(i % 251 for i in range(64 * 1024))
 DEFAULT_LARGE = 16 * 1024 * 1024
 MAX_LARGE = 1024 * 1024 * 1024
 
-WRITES_LOG = os.environ.get("LAB_WRITES_LOG", "/tmp/lab-writes.jsonl")
+# LAB_LARGE_BODY picks how /large hands its body to the server:
+# "generator" (default) yields the blocks; "file" returns
+# wsgi.file_wrapper over a file, which servers send with sendfile and
+# uWSGI can give to its offload threads.
+LARGE_BODY = os.environ.get("LAB_LARGE_BODY", "generator")
+if LARGE_BODY not in ("generator", "file"):
+    raise SystemExit("LAB_LARGE_BODY=%r: want generator or file" % LARGE_BODY)
+FILES_DIR = os.environ.get("LAB_FILES_DIR", "/tmp")
 
 
 class TimedBody:
@@ -34,14 +42,12 @@ class TimedBody:
         self.size = size
         self.request_id = request_id
         self.sent = 0
-        self.start_ns = None
-        self.start_wall_ns = None
+        self.clock = None
         self.recorded = False
 
     def __iter__(self):
         full, rest = divmod(self.size, len(BLOCK))
-        self.start_ns = time.monotonic_ns()
-        self.start_wall_ns = time.time_ns()
+        self.clock = writelog.Clock()
         for _ in range(full):
             yield BLOCK
             # Resumed: the server has written the previous block.
@@ -59,23 +65,52 @@ class TimedBody:
 
     def _record(self, complete):
         self.recorded = True
-        end_ns = time.monotonic_ns()
-        start_ns = self.start_ns if self.start_ns is not None else end_ns
-        line = json.dumps({
-            "id": self.request_id,
-            "pid": os.getpid(),
-            "bytes": self.sent,
-            "size": self.size,
-            "complete": complete and self.sent == self.size,
-            "start_unix_ns": self.start_wall_ns or time.time_ns(),
-            "write_ns": end_ns - start_ns,
-        }) + "\n"
-        # One O_APPEND write per line keeps lines whole across workers.
-        fd = os.open(WRITES_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        writelog.record(self.request_id, self.clock, self.sent, self.size, complete, "generator")
+
+
+class TimedFile:
+    """A file handed whole to the server as wsgi.file_wrapper(TimedFile):
+    the server sends it (sendfile, or an offload thread) and then closes
+    it, which records how long the response held the worker."""
+
+    def __init__(self, path, size, request_id):
+        self.f = open(path, "rb")
+        self.size = size
+        self.request_id = request_id
+        self.clock = writelog.Clock()
+        self.recorded = False
+
+    def fileno(self):
+        return self.f.fileno()
+
+    def read(self, n=-1):
+        return self.f.read(n)
+
+    def close(self):
+        self.f.close()
+        if not self.recorded:
+            self.recorded = True
+            writelog.record(self.request_id, self.clock, self.size, self.size, True, "file")
+
+
+def body_file(size):
+    """A file of size bytes of BLOCK repeated, made once per size in
+    FILES_DIR (LAB_LARGE_BODY=file makes the one of the default size at
+    import, before the server takes requests)."""
+    path = os.path.join(FILES_DIR, "large-%d.bin" % size)
+    if not os.path.exists(path):
+        tmp = "%s.%d" % (path, os.getpid())
+        with open(tmp, "wb") as f:
+            full, rest = divmod(size, len(BLOCK))
+            for _ in range(full):
+                f.write(BLOCK)
+            f.write(BLOCK[:rest])
+        os.replace(tmp, path)
+    return path
+
+
+if LARGE_BODY == "file":
+    body_file(DEFAULT_LARGE)
 
 
 def _bad_request(start_response, message):
@@ -110,6 +145,11 @@ def application(environ, start_response):
             ("Content-Type", "application/octet-stream"),
             ("Content-Length", str(size)),
         ])
+        if LARGE_BODY == "file":
+            wrapper = environ.get("wsgi.file_wrapper")
+            if wrapper is None:
+                raise RuntimeError("LAB_LARGE_BODY=file but the server has no wsgi.file_wrapper")
+            return wrapper(TimedFile(body_file(size), size, request_id), len(BLOCK))
         return TimedBody(size, request_id)
     body = b'{"error": "not found"}'
     start_response("404 Not Found", [

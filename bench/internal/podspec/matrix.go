@@ -1,0 +1,68 @@
+package podspec
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// The resilience matrix's servers beyond article A's two, all serving
+// wsgiapp/app.py or its ASGI twin wsgiapp/asgiapp.py on 127.0.0.1:AppPort.
+
+// GunicornGevent is Gunicorn with `workers` gevent workers (each takes up
+// to Gunicorn's default 1,000 connections).
+func GunicornGevent(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-gevent-%d", workers),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "gevent", "--workers", strconv.Itoa(workers), "app:application"},
+	}
+}
+
+// GunicornUvicorn is Gunicorn with `workers` of Uvicorn's worker class
+// serving the ASGI twin.
+func GunicornUvicorn(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-uvicorn-%d", workers),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "uvicorn.workers.UvicornWorker", "--workers", strconv.Itoa(workers), "asgiapp:app"},
+	}
+}
+
+// Uvicorn is Uvicorn on its own with `workers` worker processes serving
+// the ASGI twin; it picks uvloop and httptools when they are installed,
+// as they are in the lab image.
+func Uvicorn(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("uvicorn-%d", workers),
+		Cmd: []string{"python3", "-m", "uvicorn", "--host", "127.0.0.1", "--port", strconv.Itoa(AppPort),
+			"--workers", strconv.Itoa(workers), "--no-access-log", "asgiapp:app"},
+	}
+}
+
+// UWSGI body kinds: how the app hands /large to the server.
+const (
+	BodyGenerator = "generator"
+	BodyFile      = "file"
+)
+
+// UWSGI is uWSGI with a master and `processes` sync workers speaking HTTP
+// themselves (--http-socket, no router in between, as Gunicorn does),
+// the app handing /large as body (BodyGenerator or BodyFile, through
+// wsgi.file_wrapper), with `offload` offload threads per worker (0: none).
+func UWSGI(processes int, body string, offload int) (Server, error) {
+	if body != BodyGenerator && body != BodyFile {
+		return Server{}, fmt.Errorf("podspec: uWSGI body %q: want %q or %q", body, BodyGenerator, BodyFile)
+	}
+	if offload < 0 {
+		return Server{}, fmt.Errorf("podspec: uWSGI offload threads %d: want 0 or more", offload)
+	}
+	id := fmt.Sprintf("uwsgi-%d-%s", processes, body)
+	cmd := []string{"uwsgi", "--plugin", "python311,logfile", "--http-socket", fmt.Sprintf("127.0.0.1:%d", AppPort),
+		"--wsgi-file", "app.py", "--master", "--processes", strconv.Itoa(processes), "--need-app", "--die-on-term",
+		"--req-logger", "file:/tmp/uwsgi-requests.log"}
+	if offload > 0 {
+		id += fmt.Sprintf("-offload-%d", offload)
+		cmd = append(cmd, "--offload-threads", strconv.Itoa(offload))
+	}
+	return Server{ID: id, Cmd: cmd, Env: []string{"LAB_LARGE_BODY=" + body}}, nil
+}

@@ -1,0 +1,66 @@
+"""The ASGI twin of app.py, for Uvicorn alone and Gunicorn's
+UvicornWorker: the same /fast (a 12-byte JSON body) and /large (a body of
+known Content-Length made of one prepared 64 KiB block repeated, 16 MiB
+unless ?size=BYTES says otherwise), and the same write record
+(writelog.py): from the first block handed to send() to the last send()
+returning. Uvicorn's send() waits while its transport holds more than its
+high-water mark, so the record follows the client's pace as a sync
+worker's sendall does.
+"""
+
+from urllib.parse import parse_qs
+
+import writelog
+from app import BLOCK, DEFAULT_LARGE, FAST_BODY, MAX_LARGE
+
+
+async def _respond(send, status, body, ctype="application/json"):
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", ctype.encode()),
+        (b"content-length", str(len(body)).encode()),
+    ]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _lifespan(receive, send):
+    while True:
+        msg = await receive()
+        if msg["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif msg["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def app(scope, receive, send):
+    if scope["type"] == "lifespan":
+        return await _lifespan(receive, send)
+    path = scope["path"]
+    if path == "/fast":
+        return await _respond(send, 200, FAST_BODY)
+    if path != "/large":
+        return await _respond(send, 404, b'{"error": "not found"}')
+    query = parse_qs(scope.get("query_string", b"").decode())
+    size = DEFAULT_LARGE
+    if "size" in query:
+        try:
+            size = int(query["size"][0])
+        except ValueError:
+            return await _respond(send, 400, b'{"error": "size must be a whole number of bytes"}')
+        if not 0 <= size <= MAX_LARGE:
+            return await _respond(send, 400, b'{"error": "size out of range"}')
+    request_id = dict(scope["headers"]).get(b"x-lab-id", b"").decode()
+    await send({"type": "http.response.start", "status": 200, "headers": [
+        (b"content-type", b"application/octet-stream"),
+        (b"content-length", str(size).encode()),
+    ]})
+    full, rest = divmod(size, len(BLOCK))
+    clock, sent = writelog.Clock(), 0
+    try:
+        for _ in range(full):
+            await send({"type": "http.response.body", "body": BLOCK, "more_body": True})
+            sent += len(BLOCK)
+        await send({"type": "http.response.body", "body": BLOCK[:rest], "more_body": False})
+        sent += rest
+    finally:
+        writelog.record(request_id, clock, sent, size, sent == size, "asgi")
