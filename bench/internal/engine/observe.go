@@ -53,7 +53,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	workers := map[int]*report.WorkerWaits{}
 	for _, p := range s.Processes {
 		if p.Worker && (p.Role == "app" || p.Role == "proxy") {
-			workers[p.PID] = &report.WorkerWaits{PID: p.PID, Role: p.Role, Comm: p.Comm}
+			workers[p.PID] = &report.WorkerWaits{PID: p.PID, Role: p.Role, Comm: p.Comm, Sites: map[string]float64{}}
 		}
 	}
 	for _, ws := range s.Waits {
@@ -62,18 +62,19 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		}
 		// A worker counts as sending when any of its threads is: a gthread
 		// worker sends from its pool threads.
-		state := map[int]probe.WaitState{}
+		state, site := map[int]probe.WaitState{}, map[int]string{}
 		for _, w := range ws.Waits {
 			if workers[w.PID] == nil {
 				continue
 			}
 			if rank(w.State) > rank(state[w.PID]) {
-				state[w.PID] = w.State
+				state[w.PID], site[w.PID] = w.State, Site(w)
 			}
 		}
 		for pid, st := range state {
 			w := workers[pid]
 			w.Samples++
+			w.Sites[site[pid]]++
 			switch st {
 			case probe.WaitSend:
 				w.SendShare++
@@ -90,6 +91,9 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		if w.Samples > 0 {
 			n := float64(w.Samples)
 			w.SendShare, w.IdleShare, w.RunningShare, w.OtherShare = w.SendShare/n, w.IdleShare/n, w.RunningShare/n, w.OtherShare/n
+			for k := range w.Sites {
+				w.Sites[k] /= n
+			}
 		}
 		o.Workers = append(o.Workers, *w)
 	}
@@ -170,6 +174,21 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 }
 
 // rank orders wait states so a process takes its most telling thread's.
+// Site names where a thread waited: its syscall and its kernel wait
+// channel ("sendto/wait_woken", "epoll_wait/do_epoll_wait"), "running", or
+// the syscall's number when the lab has no name for it.
+func Site(w probe.Wait) string {
+	switch {
+	case w.State == probe.WaitRunning:
+		return "running"
+	case w.Syscall < 0:
+		return "no-syscall/" + w.Wchan
+	case w.SyscallName == "":
+		return "syscall-" + strconv.Itoa(w.Syscall) + "/" + w.Wchan
+	}
+	return w.SyscallName + "/" + w.Wchan
+}
+
 func rank(s probe.WaitState) int {
 	return map[probe.WaitState]int{probe.WaitOther: 1, probe.WaitIdle: 2, probe.WaitRunning: 3, probe.WaitSend: 4}[s]
 }

@@ -34,7 +34,9 @@ func TestObserve(t *testing.T) {
 	for i, st := range []probe.WaitState{probe.WaitSend, probe.WaitSend, probe.WaitSend, probe.WaitIdle} {
 		at := ms(50 * i)
 		s.Waits = append(s.Waits, probe.WaitSample{UnixNano: at, Waits: []probe.Wait{
-			{PID: 10, TID: 10, State: probe.WaitIdle}, {PID: 11, TID: 11, State: st}}})
+			{PID: 10, TID: 10, State: probe.WaitIdle}, {PID: 11, TID: 11, State: st, Syscall: 44, SyscallName: "sendto", Wchan: "wait_woken"},
+			// A helper thread of the worker: the worker's site is its busiest thread's.
+			{PID: 11, TID: 12, State: probe.WaitOther, Syscall: 202, SyscallName: "futex", Wchan: "futex_wait_queue"}}})
 		sendQ := int64(0)
 		if i < 2 {
 			sendQ = 500_000
@@ -55,6 +57,7 @@ func TestObserve(t *testing.T) {
 	assert.Equal(t, 11, o.Workers[0].PID)
 	assert.InDelta(t, 0.75, o.Workers[0].SendShare, 1e-9)
 	assert.InDelta(t, 0.25, o.Workers[0].IdleShare, 1e-9)
+	assert.Equal(t, map[string]float64{"sendto/wait_woken": 1}, o.Workers[0].Sites, "the busiest thread's site, never the helper's")
 	assert.Equal(t, 3.0, o.TempfilePeakMiB, "the sample after the window is left out")
 	require.NotNil(t, o.AppSendQBusyShare)
 	assert.InDelta(t, 1.0, *o.AppSendQBusyShare, 1e-9, "samples up to the write end (0 and 50 ms) both held data")

@@ -3,6 +3,7 @@ package engine
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -26,16 +27,19 @@ type RunRows struct {
 }
 
 // SummarizeRun turns a run's raw record into its report rows. The run is
-// valid only if every /fast request got a 200 with the full body, every
-// download completed with the app's write record, and the /proc sampler
-// took samples in the window, saw an app worker and reported no error;
-// otherwise Invalid names each reason.
+// sound when the lab measured it whole: every complete download has the
+// app's write record, and the /proc sampler took samples in the window,
+// saw an app worker and reported no error. It is valid when it is sound
+// and the server failed nothing: every /fast request got a 200 with the
+// full body and every download completed. Invalid names each reason.
 func SummarizeRun(c Condition, rec Record) RunRows {
 	res := rec.Load
 	run := report.Run{Condition: rec.Condition, Run: rec.Run, StartedAt: rec.Started.UTC(),
 		RequestsTotal: len(res.Fast), DownloadsTotal: len(res.Downloads),
 		WindowS: res.Elapsed.Seconds(), Server: rec.Pod.Server.ID, Sysctls: rec.Client.Sysctls}
-	var problems []string
+	// failures are the server's (a failed request, a slow client not
+	// served whole); problems the lab's own (its sampler, its records).
+	var failures, problems []string
 	out := RunRows{}
 
 	var lat, lag stats.Latencies
@@ -44,8 +48,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		lag.Add(p.Lag)
 		if p.OK(res.Spec.FastBodyBytes) {
 			run.RequestsOK++
-		} else if len(problems) < 3 {
-			problems = append(problems, fmt.Sprintf("request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
+		} else if len(failures) < 3 {
+			failures = append(failures, fmt.Sprintf("request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
 		}
 		out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
 			ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
@@ -63,15 +67,15 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	for _, d := range res.Downloads {
 		w, found := rec.Writes[d.ID]
 		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Status: d.Status,
-			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(),
+			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(),
 			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start),
 			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
 			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
 		out.Downloads = append(out.Downloads, row)
 		switch {
 		case !row.Complete:
-			problems = append(problems, fmt.Sprintf("download %s incomplete: status %d, %d of %d bytes, %s",
-				d.ID, d.Status, d.Bytes, d.Expected, d.Error))
+			failures = append(failures, fmt.Sprintf("download %s %s: status %d, %d of %d bytes, %s",
+				d.ID, row.Outcome, d.Status, d.Bytes, d.Expected, d.Error))
 		case !found || !w.Complete:
 			problems = append(problems, fmt.Sprintf("download %s has no complete write record in the app", d.ID))
 		default:
@@ -94,7 +98,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		run.BaselineP50Ms, run.BaselineP95Ms = stats.Ms(b.P50), stats.Ms(b.P95)
 	}
 	if run.RequestsOK < run.RequestsTotal {
-		problems = append([]string{fmt.Sprintf("%d of %d /fast requests failed", run.RequestsTotal-run.RequestsOK, run.RequestsTotal)}, problems...)
+		failures = append([]string{fmt.Sprintf("%d of %d /fast requests failed", run.RequestsTotal-run.RequestsOK, run.RequestsTotal)}, failures...)
 	}
 
 	if rec.Sampler == nil {
@@ -109,8 +113,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		problems = append(problems, samplerProblems(o)...)
 		out.Sampler = Rows(rec.Condition, rec.Run, *rec.Sampler, res.StartUnixNano)
 	}
-	run.Valid = len(problems) == 0
-	run.Invalid = strings.Join(problems, "; ")
+	run.Sound = len(problems) == 0
+	run.Valid = run.Sound && len(failures) == 0
+	run.Invalid = strings.Join(append(failures, problems...), "; ")
 	out.Run = run
 	return out
 }
@@ -185,6 +190,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch, path, unread, unreadMax []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
+	sites, siteSamples := map[string]float64{}, 0.0
 	for _, r := range slices.SortedFunc(slices.Values(valid), func(a, b report.Run) int { return cmp.Compare(a.Run, b.Run) }) {
 		o := r.Observed
 		if o == nil {
@@ -215,6 +221,10 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 			switch w.Role {
 			case "app":
 				shares.App = append(shares.App, w.SendShare)
+				for site, share := range w.Sites {
+					sites[site] += share * float64(w.Samples)
+				}
+				siteSamples += float64(w.Samples)
 			case "proxy":
 				shares.Proxy = append(shares.Proxy, w.SendShare)
 			}
@@ -269,6 +279,13 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	}
 	s.PathPeakBytes = all(path, stats.Median[float64])
 	s.WriteEndUnreadBytes, s.WriteEndUnreadMaxBytes = all(unread, stats.Median[float64]), all(unreadMax, stats.Median[float64])
+	if n > 0 && siteSamples > 0 {
+		s.AppWaitSites = []report.SiteShare{}
+		for _, site := range slices.Sorted(maps.Keys(sites)) {
+			s.AppWaitSites = append(s.AppWaitSites, report.SiteShare{Site: site, Share: sites[site] / siteSamples})
+		}
+		slices.SortStableFunc(s.AppWaitSites, func(a, b report.SiteShare) int { return cmp.Compare(b.Share, a.Share) })
+	}
 	for h, v := range hops {
 		if len(v) == n {
 			if s.HopPeakBytes == nil {

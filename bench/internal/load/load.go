@@ -17,6 +17,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -175,6 +176,34 @@ func (d Download) ReadBy(t time.Duration) (int64, bool) {
 // Complete is a 200 with the whole body and no error.
 func (d Download) Complete() bool {
 	return d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+}
+
+// Outcomes of a slow client, as Download.Outcome names them.
+const (
+	OutcomeComplete  = "complete"
+	OutcomeTruncated = "truncated" // the server closed the connection early
+	OutcomeReset     = "reset"     // the server (or a proxy) reset it
+	OutcomeTimeout   = "timeout"   // the client's own deadline ran out
+	OutcomeRefused   = "refused"   // no connection, or no response header
+	OutcomeStatus    = "status"    // a response other than 200
+)
+
+// Outcome is how the slow client was served: complete, truncated, reset,
+// timeout, refused or status (an error status).
+func (d Download) Outcome() string {
+	switch {
+	case d.Complete():
+		return OutcomeComplete
+	case strings.Contains(d.Error, "connection reset") || strings.Contains(d.Error, "broken pipe"):
+		return OutcomeReset
+	case strings.Contains(d.Error, "i/o timeout") || strings.Contains(d.Error, "deadline exceeded"):
+		return OutcomeTimeout
+	case d.Status == 0:
+		return OutcomeRefused
+	case d.Status != http.StatusOK:
+		return OutcomeStatus
+	}
+	return OutcomeTruncated
 }
 
 // FastRequest is one /fast request's outcome.

@@ -1,7 +1,10 @@
 package load
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -79,4 +82,56 @@ func TestSpecValidate(t *testing.T) {
 	assert.ErrorContains(t, bad.Validate(), "not an http:// URL")
 	neg := NewSpec("http://127.0.0.1:8000", "x", WithDownloads(-1))
 	assert.ErrorContains(t, neg.Validate(), "negative")
+}
+
+// TestDownloadOutcome serves /large from a raw listener that ends each
+// response its own way, and checks that the slow client names it.
+func TestDownloadOutcome(t *testing.T) {
+	const size = 64 << 10
+	for _, tc := range []struct {
+		name, want string
+		serve      func(c *net.TCPConn)
+	}{
+		{"whole", OutcomeComplete, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+			c.Write(make([]byte, size))
+			c.Close()
+		}},
+		{"closed-early", OutcomeTruncated, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+			c.Write(make([]byte, size/2))
+			c.Close()
+		}},
+		{"reset", OutcomeReset, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size)
+			c.Write(make([]byte, size/2))
+			time.Sleep(50 * time.Millisecond)
+			c.SetLinger(0) // close with RST
+			c.Close()
+		}},
+		{"error-status", OutcomeStatus, func(c *net.TCPConn) {
+			fmt.Fprint(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
+			c.Close()
+		}},
+		{"no-header", OutcomeRefused, func(c *net.TCPConn) { c.Close() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ln, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			t.Cleanup(func() { ln.Close() })
+			go func() {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				bufio.NewReader(c).ReadString('\n') // the request line is enough
+				tc.serve(c.(*net.TCPConn))
+			}()
+			spec := NewSpec("http://"+ln.Addr().String(), "t", WithDownloads(1))
+			spec.LargeSize, spec.FastCount, spec.DownloadRate = size, 0, 4<<20
+			res, err := Run(context.Background(), spec)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, res.Downloads[0].Outcome(), "error: %s", res.Downloads[0].Error)
+		})
+	}
 }

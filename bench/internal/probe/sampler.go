@@ -54,7 +54,8 @@ type ProcessInfo struct {
 	Process
 	Role string `json:"role"`
 	// Worker is true for a process whose parent runs in the same role (a
-	// Gunicorn or NGINX worker rather than the master).
+	// Gunicorn or NGINX worker rather than the master), but for helpers
+	// that serve no request (multiprocessing's resource tracker).
 	Worker bool `json:"worker"`
 	gone   bool
 }
@@ -267,9 +268,18 @@ func rolesOf(spec SamplerSpec) ([]ProcessInfo, error) {
 		}
 	}
 	for i := range out {
-		out[i].Worker = roleOf[out[i].PPID] == out[i].Role
+		out[i].Worker = roleOf[out[i].PPID] == out[i].Role && !isHelper(out[i].Cmdline)
 	}
 	return out, nil
+}
+
+// helperCmdlines mark children of a server's master that serve no
+// request: Python's multiprocessing starts a resource tracker beside
+// Uvicorn's spawned workers, which waits on its pipe all along.
+var helperCmdlines = []string{"multiprocessing.resource_tracker", "multiprocessing.forkserver", "multiprocessing.semaphore_tracker"}
+
+func isHelper(cmdline string) bool {
+	return slices.ContainsFunc(helperCmdlines, func(h string) bool { return strings.Contains(cmdline, h) })
 }
 
 // mergeProcesses keeps every process ever seen (a report needs the ones

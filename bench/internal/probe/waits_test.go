@@ -153,3 +153,12 @@ func TestProcesses(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 100, 101, 102, 201}, pids)
 }
+
+// Uvicorn's master starts multiprocessing's resource tracker beside its
+// workers (the command lines as a Uvicorn pod shows them): it serves no
+// request, so it is no worker.
+func TestHelpersAreNoWorkers(t *testing.T) {
+	assert.True(t, isHelper("/usr/bin/python3 -c from multiprocessing.resource_tracker import main;main(4)"))
+	assert.False(t, isHelper("/usr/bin/python3 -c from multiprocessing.spawn import spawn_main; spawn_main(tracker_fd=5, pipe_handle=7)"))
+	assert.False(t, isHelper("python3 -m gunicorn --bind 127.0.0.1:8000 app:application"))
+}

@@ -37,9 +37,13 @@ type Run struct {
 	Condition string    `json:"condition"`
 	Run       int       `json:"run"`
 	StartedAt time.Time `json:"started_at"`
-	// Valid is false when a /fast request failed or a download was
-	// incomplete; Invalid then says why. Invalid runs are kept but not
-	// aggregated.
+	// Sound is false when the lab's own records of the run are not whole
+	// (its sampler, the app's write records): such a run says nothing
+	// about the server. Valid is false when the run is not sound, or a
+	// /fast request failed, or a download was not served whole; Invalid
+	// then says why. Invalid runs are kept but not aggregated; the
+	// resilience matrix counts a sound run's failures as its outcome.
+	Sound   bool   `json:"sound"`
 	Valid   bool   `json:"valid"`
 	Invalid string `json:"invalid,omitempty"`
 
@@ -94,6 +98,9 @@ type Download struct {
 	Bytes     int64  `json:"bytes"`
 	Expected  int64  `json:"expected"`
 	Complete  bool   `json:"complete"`
+	// Outcome is how the slow client was served: complete, truncated,
+	// reset, timeout, refused or status (load.Download.Outcome).
+	Outcome string `json:"outcome"`
 	// ReceiveBufferGranted is SO_RCVBUF as the kernel reported it.
 	ReceiveBufferGranted int     `json:"receive_buffer_granted"`
 	StartMs              float64 `json:"start_ms"`
@@ -152,6 +159,10 @@ type Condition struct {
 	// ProxyWorkerSendShareMax is the median over runs of NGINX's most
 	// blocked worker's send share (nil without NGINX).
 	ProxyWorkerSendShareMax *float64 `json:"proxy_worker_send_share_max"`
+	// AppWaitSites are where the app's workers waited (syscall/wchan,
+	// engine.Site), as shares of their samples over every valid run,
+	// largest first; nil without sampled workers.
+	AppWaitSites []SiteShare `json:"app_wait_sites,omitempty"`
 	// SendShares are each valid run's workers' send shares, app and
 	// NGINX, as the report's waits table shows them.
 	SendShares        []RunSendShares `json:"send_shares"`

@@ -52,6 +52,10 @@ type WorkerWaits struct {
 	IdleShare    float64 `json:"idle_share"`
 	RunningShare float64 `json:"running_share"`
 	OtherShare   float64 `json:"other_share"`
+	// Sites are the shares of samples per wait site, "syscall/wchan"
+	// (engine.Site), of the worker's busiest thread in each sample: where
+	// the worker waited, beyond the four states above.
+	Sites map[string]float64 `json:"sites"`
 }
 
 // HopPeak is a hop's largest queues in the window.
