@@ -11,14 +11,14 @@ import (
 )
 
 // TestArticleA runs article A's matrix and its pilot under the profile's
-// TCP profiles (engine.PlansA), LAB_RUNS times per condition (3, as the
+// TCP profiles (engine.Plans), LAB_RUNS times per condition (3, as the
 // article), each run in fresh containers, then asserts its verdicts
 // (verdict.ArticleA, and verdict.ArticleHost for the cells under the
 // article-host profile) in TestArticleA/claims/<id>.
 //
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
-	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, progressA)
+	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, progressA, validRun)
 	t.Run("claims", func(t *testing.T) {
 		claims, err := lab.Reports.Evaluate("a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
 		require.NoError(t, err)

@@ -19,7 +19,20 @@ import (
 // the profile (LAB_PROFILE).
 func BenchmarkArticleA(b *testing.B) {
 	plan := lab.Settings.Plan()
-	for _, c := range slices.Concat(plan.Conditions, plan.Sweep) {
+	benchConditions(b, slices.Concat(plan.Conditions, plan.Sweep), validRun)
+}
+
+// BenchmarkMatrix runs the resilience matrix's own cells and capacity
+// steps of the profile; a server's failure is a cell's outcome, so only
+// an unsound run fails the benchmark.
+func BenchmarkMatrix(b *testing.B) {
+	benchConditions(b, lab.Settings.Plan().Matrix, soundRun)
+}
+
+// benchConditions runs each of conds b.N times, failing on a run judge
+// rejects, and reports the medians of the runs' figures.
+func benchConditions(b *testing.B, conds []engine.Condition, judge func(report.Run) bool) {
+	for _, c := range conds {
 		b.Run(c.ID, func(b *testing.B) {
 			var runs []report.Run
 			for i := 0; i < b.N; i++ {
@@ -27,8 +40,8 @@ func BenchmarkArticleA(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if !r.Valid {
-					b.Fatalf("%s run %d is invalid: %s", c.ID, i+1, r.Invalid)
+				if !judge(r) {
+					b.Fatalf("%s run %d: %s", c.ID, i+1, r.Invalid)
 				}
 				runs = append(runs, r)
 			}

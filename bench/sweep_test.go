@@ -10,7 +10,7 @@ import (
 )
 
 // TestSweep runs the size × rate sweep's own cells of the profile
-// (engine.PlansA; LAB_SWEEP_RUNS times each), then fits the buffer model
+// (engine.Plans; LAB_SWEEP_RUNS times each), then fits the buffer model
 // on every sweep cell of the series, article A's included (sweep.json),
 // and asserts the sweep's verdicts (verdict.Sweep) in
 // TestSweep/claims/<id>.
@@ -18,7 +18,7 @@ import (
 //	go test ./bench -run 'TestArticleA/(direct|nginx-off)-2dl$|TestSweep' -v
 func TestSweep(t *testing.T) {
 	plan := lab.Settings.Plan()
-	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, progressSweep)
+	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, progressSweep, validRun)
 	t.Run("claims", func(t *testing.T) {
 		claims, err := lab.Reports.Evaluate("sweep", verdict.Sweep)
 		require.NoError(t, err)

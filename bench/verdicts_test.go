@@ -12,7 +12,7 @@ import (
 )
 
 // progressA counts article A's runs, progressB article B's rows.
-var progressA, progressB, progressSweep = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
+var progressA, progressB, progressSweep, progressMatrix = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
 
 // assertVerdicts asserts each evaluated verdict in a subtest named by its
 // id, printing measured against threshold. A verdict whose conditions did
@@ -33,10 +33,19 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 	}
 }
 
+// Judges of a run: validRun asserts that the server failed nothing and the
+// lab measured the run whole (article A, the sweep); soundRun only the
+// latter, where the server's failures are the outcome measured (the
+// resilience matrix).
+var (
+	validRun = func(r report.Run) bool { return r.Valid }
+	soundRun = func(r report.Run) bool { return r.Sound }
+)
+
 // runConditions runs each of conds in a subtest named by its id, runs(c)
-// times, each run a subtest run<k> asserting the run is valid, and writes
-// the sampler's series once per condition.
-func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, progress *engine.Progress) {
+// times, each run a subtest run<k> asserting judge(run), and writes the
+// sampler's series once per condition.
+func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, progress *engine.Progress, judge func(report.Run) bool) {
 	total := 0
 	for _, c := range conds {
 		total += runs(c)
@@ -50,7 +59,7 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
 					progress.RunDone(t.Log, c.ID, k, n, total, engine.RunLine(c, r))
-					assert.True(t, r.Valid, "%s run %d is invalid: %s", c.ID, k, r.Invalid)
+					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
 			}
 			require.NoError(t, lab.Reports.WriteSampled())

@@ -69,7 +69,7 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
 		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
 	plan := s.Plan()
-	for _, c := range slices.Concat(plan.Conditions, plan.Sweep) {
+	for _, c := range slices.Concat(plan.Conditions, plan.Sweep, plan.Matrix) {
 		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
 	}
 	for _, srv := range ServersB {

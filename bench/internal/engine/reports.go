@@ -126,7 +126,7 @@ func (r *Reports) conditionsLocked() []report.Condition {
 	return out
 }
 
-// Evaluate judges the verdicts of table ("a", "sweep", "b") on everything measured
+// Evaluate judges the verdicts of table ("a", "sweep", "matrix", "b") on everything measured
 // so far and rewrites claims.json.
 func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, error) {
 	r.mu.Lock()
@@ -180,6 +180,12 @@ func (r *Reports) writeA() error {
 			rep  report.Reporter
 		}{"sweep.json", report.JSON(sw)})
 	}
+	if m := BuildMatrix(conds, runs, r.downloads); m != nil {
+		files = append(files, struct {
+			name string
+			rep  report.Reporter
+		}{"matrix.json", report.JSON(m)})
+	}
 	r.wrote = true
 	r.mu.Unlock()
 	for _, f := range files {
@@ -218,7 +224,7 @@ func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
 	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
-		for _, t := range []string{"a", "sweep", "b"} {
+		for _, t := range []string{"a", "sweep", "matrix", "b"} {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)

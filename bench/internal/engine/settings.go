@@ -30,11 +30,14 @@ type Settings struct {
 	// Runs is LAB_RUNS: runs per condition, 1 to MaxRuns.
 	Runs int
 	// Profile is LAB_PROFILE: article B's load, a key of ProfilesB, and
-	// what runs of article A and the sweep, a key of PlansA.
+	// what runs of article A and the sweep, a key of Plans.
 	Profile string
 	// SweepRuns is LAB_SWEEP_RUNS: runs per sweep cell, 1 to MaxRuns; 0
-	// takes the profile's (PlanA.SweepRuns).
+	// takes the profile's (Plan.SweepRuns).
 	SweepRuns int
+	// MatrixRuns is LAB_MATRIX_RUNS: runs per resilience-matrix cell and
+	// capacity step, 1 to MaxRuns; 0 takes the profile's (Plan.MatrixRuns).
+	MatrixRuns int
 	// ReportDir is LAB_REPORT_DIR: where reports go; it must be writable.
 	ReportDir string
 	// Quiet is LAB_QUIET: no progress lines on stderr.
@@ -59,6 +62,7 @@ var knownSettings = map[string]string{
 	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
 	"LAB_SWEEP_RUNS":  fmt.Sprintf("a whole number from 1 to %d (runs per sweep cell; default 2 under ci, 3 under full)", MaxRuns),
+	"LAB_MATRIX_RUNS": fmt.Sprintf("a whole number from 1 to %d (runs per matrix cell and capacity step; default 1 under ci, 3 under full)", MaxRuns),
 	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
@@ -105,12 +109,18 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 		}
 		s.Runs = n
 	}
-	if v, ok := env["LAB_SWEEP_RUNS"]; ok {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > MaxRuns {
-			errs = append(errs, bad("LAB_SWEEP_RUNS"))
+	for _, o := range []struct {
+		name string
+		dst  *int
+	}{{"LAB_SWEEP_RUNS", &s.SweepRuns}, {"LAB_MATRIX_RUNS", &s.MatrixRuns}} {
+		name, dst := o.name, o.dst
+		if v, ok := env[name]; ok {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 || n > MaxRuns {
+				errs = append(errs, bad(name))
+			}
+			*dst = n
 		}
-		s.SweepRuns = n
 	}
 	if v, ok := env["LAB_PROFILE"]; ok {
 		if _, known := ProfilesB[v]; !known {
@@ -175,12 +185,16 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	return s, nil
 }
 
-// Plan is what the profile runs of article A and the sweep, with the
-// sweep's runs per cell as LAB_SWEEP_RUNS sets them.
-func (s Settings) Plan() PlanA {
-	p := PlansA[s.Profile]
+// Plan is what the profile runs of article A, the sweep and the matrix,
+// with the runs per sweep cell and per matrix cell as LAB_SWEEP_RUNS and
+// LAB_MATRIX_RUNS set them.
+func (s Settings) Plan() Plan {
+	p := Plans[s.Profile]
 	if s.SweepRuns > 0 {
 		p.SweepRuns = s.SweepRuns
+	}
+	if s.MatrixRuns > 0 {
+		p.MatrixRuns = s.MatrixRuns
 	}
 	return p
 }

@@ -23,12 +23,13 @@ func TestSettingsDefaults(t *testing.T) {
 func TestSettingsGood(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "not", "yet")
 	s, err := ParseSettings([]string{"LAB_RUNS=5", "LAB_PROFILE=full", "LAB_QUIET=yes", "LAB_REPORT_DIR=" + dir,
-		"LAB_SAFETY_CPU=75%", "LAB_SAFETY_WINDOW=3s", "LAB_RESUME=1"}, "/mod")
+		"LAB_SAFETY_CPU=75%", "LAB_SAFETY_WINDOW=3s", "LAB_RESUME=1", "LAB_MATRIX_RUNS=4"}, "/mod")
 	require.NoError(t, err)
 	want := safety.DefaultConfig()
 	want.Threshold, want.Window = 0.75, 3*time.Second
 	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true, Resume: JournalResume,
-		Safety: SafetySettings{Enabled: true, Config: want}}, s)
+		Safety: SafetySettings{Enabled: true, Config: want}, MatrixRuns: 4}, s)
+	assert.Equal(t, 4, s.Plan().MatrixRuns)
 	off, err := ParseSettings([]string{"LAB_SAFETY_CPU=off"}, "/mod")
 	require.NoError(t, err)
 	assert.False(t, off.Safety.Enabled)
@@ -58,6 +59,8 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_RUNS=three", `LAB_RUNS="three": want a whole number`},
 		{"LAB_RUNS=2.5", `LAB_RUNS="2.5": want a whole number`},
 		{"LAB_RUNS=", `LAB_RUNS="": want a whole number`},
+		{"LAB_MATRIX_RUNS=0", `LAB_MATRIX_RUNS="0": want a whole number from 1 to 100 (runs per matrix cell`},
+		{"LAB_SWEEP_RUNS=x", `LAB_SWEEP_RUNS="x": want a whole number from 1 to 100 (runs per sweep cell`},
 		{"LAB_RUNS= 3", `LAB_RUNS=" 3": want a whole number`},
 		{"LAB_PROFILE=fast", `LAB_PROFILE="fast": want ci (make test) or full (make repro)`},
 		{"LAB_PROFILE=CI", `LAB_PROFILE="CI": want ci`},
@@ -68,7 +71,7 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_REPORT_DIR=" + file, "is not a directory"},
 		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
 		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
-		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_MATRIX_RUNS, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
 		{"LAB_SAFETY_CPU=0", `LAB_SAFETY_CPU="0": want off, or the share of the host's CPU outside the lab`},
 		{"LAB_SAFETY_CPU=120%", `LAB_SAFETY_CPU="120%": want off, or the share`},
 		{"LAB_SAFETY_CPU=high", `LAB_SAFETY_CPU="high": want off`},

@@ -59,38 +59,6 @@ func (c Condition) sameCell(d Condition) bool {
 		c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate && c.TCP == d.TCP
 }
 
-// PlanA is what a LAB_PROFILE runs of article A and the sweep.
-type PlanA struct {
-	// Conditions are article A's cells (and its pilot), under each TCP
-	// profile; each runs LAB_RUNS times.
-	Conditions []Condition
-	// Sweep are the sweep's own cells; each runs SweepRuns times.
-	Sweep     []Condition
-	SweepRuns int
-}
-
-// PlansA by LAB_PROFILE. "full" (make repro) runs article A's table and
-// the whole sweep under both TCP profiles, 3 runs per sweep cell. "ci"
-// (make test) runs article A's table under stock; under article-host the
-// cells its own verdicts read (direct-2dl, nginx-off-2dl and the pilot
-// behind buffering off); and the sweep at the article's 2 MiB/s under
-// stock, 2 runs per sweep cell: 16 runs of 9.1 to 12 s windows, about 4
-// minutes. Two runs, not one: what the buffering-off path holds varies by
-// ±0.7 MB from run to run, and their median halves the model's misses.
-var PlansA = map[string]PlanA{
-	"full": {
-		Conditions: slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
-		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates)),
-		SweepRuns:  3,
-	},
-	"ci": {
-		Conditions: slices.Concat(Under(ArticleA, Stock),
-			bimodal(Under(Pick(ArticleA, "direct-2dl", "nginx-off-2dl", "pilot-nginx-off"), ArticleHost))),
-		Sweep:     Sweep(Stock, SweepSizes, []float64{2 << 20}),
-		SweepRuns: 2,
-	},
-}
-
 // SweepModel is the buffer model for article A's /fast schedule.
 var SweepModel = buffermodel.New(buffermodel.Schedule{Offset: load.DefaultFastOffset,
 	Rate: load.DefaultFastRate, Count: load.DefaultFastCount})
@@ -111,19 +79,4 @@ func FitSweep(conds []report.Condition) *report.Sweep {
 	}
 	s := SweepModel.Fit(cells)
 	return &s
-}
-
-// bimodal gives nginx-off-2dl under article-host 5 runs at least. Its runs
-// fall in two modes, about 0.9 s and about 2.07 s (11 runs: 0.80 to
-// 2.08 s), as the article's own did (1,053, 1,071 and 1,826 ms): NGINX's
-// two upstream connections split the path's buffers evenly or not, and
-// /fast waits for the worker freed first. The upper mode sits 3 % under
-// the verdict's 2x ceiling; a median of 5 crosses it only if 3 runs do.
-func bimodal(cs []Condition) []Condition {
-	for i := range cs {
-		if cs[i].ID == "nginx-off-2dl@"+ArticleHost.ID {
-			cs[i].MinRuns = 5
-		}
-	}
-	return cs
 }

@@ -12,7 +12,7 @@ import (
 	"wsgilab/bench/internal/verdict"
 )
 
-func planIDs(p PlanA) []string {
+func planIDs(p Plan) []string {
 	var ids []string
 	for _, c := range slices.Concat(p.Conditions, p.Sweep) {
 		ids = append(ids, c.ID)
@@ -20,21 +20,21 @@ func planIDs(p PlanA) []string {
 	return ids
 }
 
-func TestPlansAreValidAndMatchTheProfiles(t *testing.T) {
-	assert.ElementsMatch(t, slices.Collect(maps.Keys(ProfilesB)), slices.Collect(maps.Keys(PlansA)),
+func TestPlansreValidAndMatchTheProfiles(t *testing.T) {
+	assert.ElementsMatch(t, slices.Collect(maps.Keys(ProfilesB)), slices.Collect(maps.Keys(Plans)),
 		"LAB_PROFILE picks both article B's load and article A's plan")
-	for name, p := range PlansA {
+	for name, p := range Plans {
 		require.NoError(t, ValidateAll(slices.Concat(p.Conditions, p.Sweep)), name)
 		assert.Positive(t, p.SweepRuns, name)
 	}
-	full := PlansA["full"]
+	full := Plans["full"]
 	assert.Len(t, full.Conditions, 2*len(ArticleA), "every article A cell under both profiles")
 	// 5 sizes x 3 rates x 2 paths x 2 profiles, less the cells article A
 	// holds: 16 MiB at 2 MiB/s (direct-2dl, nginx-off-2dl) and the pilot's
 	// 8 MiB at 1 MiB/s, on both paths, under both profiles.
 	assert.Len(t, full.Sweep, 60-8)
-	assert.Len(t, PlansA["ci"].Sweep, 8)
-	assert.Len(t, PlansA["ci"].Conditions, len(ArticleA)+3)
+	assert.Len(t, Plans["ci"].Sweep, 8)
+	assert.Len(t, Plans["ci"].Conditions, len(ArticleA)+3)
 }
 
 func TestSweepLeavesArticleACellsToArticleA(t *testing.T) {
@@ -56,7 +56,7 @@ func TestUnderSuffixesIDsAndSetsTheProfile(t *testing.T) {
 }
 
 func TestTheBimodalCellTakesFiveRuns(t *testing.T) {
-	for name, p := range PlansA {
+	for name, p := range Plans {
 		c := Pick(p.Conditions, "nginx-off-2dl@article-host")
 		require.Len(t, c, 1, name)
 		assert.Equal(t, 5, c[0].Runs(3), name)
@@ -71,7 +71,7 @@ func TestTheBimodalCellTakesFiveRuns(t *testing.T) {
 // Every verdict reads conditions the full plan runs, and the sweep's
 // verdicts read conditions the ci plan runs (make test asserts them).
 func TestVerdictsReadPlannedConditions(t *testing.T) {
-	full, ci := planIDs(PlansA["full"]), planIDs(PlansA["ci"])
+	full, ci := planIDs(Plans["full"]), planIDs(Plans["ci"])
 	for _, v := range slices.Concat(verdict.ArticleA, verdict.ArticleHost, verdict.Sweep) {
 		for _, id := range v.Check.Needs() {
 			assert.Contains(t, full, id, "verdict %s", v.ID)

@@ -3,6 +3,7 @@ package verdict
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"wsgilab/bench/internal/report"
 )
@@ -102,6 +103,15 @@ func Below(id string, m Metric, limit float64) Check {
 func Above(id string, m Metric, limit float64) Check {
 	return condCheck{[]string{id}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("> %g", limit), v[0] > limit}
+	}}
+}
+
+// AllBelow holds when m of every condition of ids is under limit; the
+// measured value is the largest.
+func AllBelow(ids []string, m Metric, limit float64) Check {
+	return condCheck{ids, m, func(v []float64) Outcome {
+		top := slices.Max(v)
+		return Outcome{top, fmt.Sprintf("< %g in each of %d conditions", limit, len(v)), top < limit}
 	}}
 }
 

@@ -1,0 +1,205 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
+)
+
+// The resilience matrix: rows are Python server setups, columns slow-client
+// behaviours, and each cell is a row on a path (direct, or behind NGINX
+// with buffering on or off) under a column's slow clients, with /fast at
+// article A's 8/s. Rows and columns are data: adding a server is one entry
+// in MatrixRows (plus its image packages).
+
+// Row is one server setup of the resilience matrix.
+type Row struct {
+	// ID names the row in condition ids and reports: the server's id.
+	ID string
+	// Server is the row's command line.
+	Server podspec.Server
+	// Concurrency is how many slow clients the command line lets the
+	// server hold at once: its workers, workers x threads, or processes;
+	// 0 when it declares no limit at or under MatrixStepLimit
+	// (connections per worker, or none).
+	Concurrency int
+	// Basis says where Concurrency comes from.
+	Basis string
+}
+
+// MatrixStepLimit caps the capacity steps of a row that declares no limit
+// of its own: 16 concurrent slow readers of 2 MiB/s are 32 MiB/s through a
+// quarter of a core.
+const MatrixStepLimit = MaxDownloads
+
+// MatrixRows are the matrix's server setups, all under article A's limits.
+var MatrixRows = func() []Row {
+	uw := func(body string, offload int, conc int, basis string) Row {
+		s, err := podspec.UWSGI(2, body, offload)
+		if err != nil {
+			panic(err)
+		}
+		return Row{ID: s.ID, Server: s, Concurrency: conc, Basis: basis}
+	}
+	row := func(s podspec.Server, conc int, basis string) Row {
+		return Row{ID: s.ID, Server: s, Concurrency: conc, Basis: basis}
+	}
+	return []Row{
+		row(podspec.GunicornSync(2), 2, "--workers 2, one request each"),
+		row(podspec.GunicornGthread(1, 4), 4, "--workers 1 x --threads 4"),
+		row(podspec.GunicornGevent(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"),
+		row(podspec.GunicornUvicorn(2), 0, "--workers 2, no connection limit (Uvicorn's default)"),
+		row(podspec.Uvicorn(2), 0, "--workers 2, no --limit-concurrency"),
+		uw(podspec.BodyGenerator, 0, 2, "--processes 2, one request each"),
+		uw(podspec.BodyGenerator, 2, 2, "--processes 2; a generator's body cannot be offloaded"),
+		uw(podspec.BodyFile, 0, 2, "--processes 2, one request each"),
+		uw(podspec.BodyFile, 2, 0, "--processes 2 hand each file to 2 offload threads, which take any number"),
+	}
+}()
+
+// Column is one slow-client behaviour.
+type Column struct {
+	// ID names the column in condition ids and reports.
+	ID string
+	// Text says what the slow clients do.
+	Text string
+	// Clients is how many slow clients a cell runs.
+	Clients int
+	// Apply sets n slow clients of this behaviour on c.
+	Apply func(c *Condition, n int)
+}
+
+// SlowRead is article A's slow reader: downloads of 16 MiB read at 2 MiB/s
+// through an 8 KiB receive buffer.
+var SlowRead = Column{ID: "slow-read", Clients: 2,
+	Text: "slow readers: 16 MiB downloads read at 2 MiB/s through an 8 KiB receive buffer",
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, load.DefaultDownloadRate
+	}}
+
+// MatrixColumns and MatrixPaths span the matrix with MatrixRows.
+var (
+	MatrixColumns = []Column{SlowRead}
+	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
+)
+
+// MatrixCell is one cell: a row on a path under a column's clients, and
+// the condition that measures it.
+type MatrixCell struct {
+	Row, Column, Path string
+	Condition         Condition
+}
+
+// MatrixID is a cell's own condition id: matrix-<column>-<row>-<path>.
+func MatrixID(col Column, r Row, p Path) string {
+	return fmt.Sprintf("matrix-%s-%s-%s", col.ID, r.ID, p.ID)
+}
+
+// CapacityID is a capacity step's own condition id:
+// capacity-<column>-<row>-<n>.
+func CapacityID(col Column, r Row, n int) string {
+	return fmt.Sprintf("capacity-%s-%s-%d", col.ID, r.ID, n)
+}
+
+func cell(id string, col Column, r Row, p Path, n int) Condition {
+	c := Condition{ID: id, Server: r.Server, Path: p, TCP: Stock}
+	col.Apply(&c, n)
+	return c
+}
+
+// MatrixCells are every row on every path under every column; a cell
+// article A's table holds already reads article A's condition.
+func MatrixCells() []MatrixCell {
+	var out []MatrixCell
+	for _, col := range MatrixColumns {
+		for _, r := range MatrixRows {
+			for _, p := range MatrixPaths {
+				out = append(out, MatrixCell{Row: r.ID, Column: col.ID, Path: p.ID,
+					Condition: reuse(cell(MatrixID(col, r, p), col, r, p, col.Clients))})
+			}
+		}
+	}
+	return out
+}
+
+// CapacitySteps are the numbers of concurrent slow clients a row is
+// stepped through, directly: 0, 1, 2, … up to its declared concurrency
+// plus one; a row that declares none is stepped to MatrixStepLimit,
+// densely to 4 and then by half again (6, 8, 12, 16), so its stall, if
+// any, is bracketed. near steps only the declared concurrency and its
+// two neighbours (none for a row that declares none): what shows that
+// the row stalls exactly there.
+func CapacitySteps(r Row, near bool) []int {
+	if near {
+		if r.Concurrency == 0 {
+			return nil
+		}
+		return []int{r.Concurrency - 1, r.Concurrency, r.Concurrency + 1}
+	}
+	top := r.Concurrency + 1
+	if r.Concurrency == 0 {
+		top = MatrixStepLimit
+	}
+	var out []int
+	for n := 0; n <= top; n++ {
+		if r.Concurrency > 0 || n <= 4 || slices.Contains([]int{6, 8, 12, 16}, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// CapacityStep is one step of a row's capacity: n concurrent slow clients
+// of a column, direct.
+type CapacityStep struct {
+	Row, Column string
+	Clients     int
+	Condition   Condition
+}
+
+// Capacity are the steps of rows under col (CapacitySteps); a step
+// another table holds (article A's, or the matrix's own cell) reads that
+// condition.
+func Capacity(col Column, rows []Row, near bool) []CapacityStep {
+	var out []CapacityStep
+	for _, r := range rows {
+		for _, n := range CapacitySteps(r, near) {
+			out = append(out, CapacityStep{Row: r.ID, Column: col.ID, Clients: n,
+				Condition: reuse(cell(CapacityID(col, r, n), col, r, Direct, n))})
+		}
+	}
+	return out
+}
+
+// reuse is c, or the condition of article A's table or of the matrix that
+// runs the same cell.
+func reuse(c Condition) Condition {
+	for _, d := range ArticleA {
+		if c.sameCell(d) {
+			return d
+		}
+	}
+	for _, col := range MatrixColumns {
+		for _, r := range MatrixRows {
+			if d := cell(MatrixID(col, r, c.Path), col, r, c.Path, col.Clients); c.ID != d.ID && c.sameCell(d) {
+				return reuse(d)
+			}
+		}
+	}
+	return c
+}
+
+// Own are the conditions of cells or steps not held by article A's table,
+// once each, in order: what the matrix runs itself.
+func Own(cs []Condition) []Condition {
+	var out []Condition
+	for _, c := range cs {
+		if !slices.ContainsFunc(ArticleA, func(d Condition) bool { return d.ID == c.ID }) &&
+			!slices.ContainsFunc(out, func(d Condition) bool { return d.ID == c.ID }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

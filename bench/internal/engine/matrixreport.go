@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"fmt"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stats"
+	"wsgilab/bench/internal/verdict"
+)
+
+// BuildMatrix is the resilience matrix of a series: every matrix cell and
+// capacity step among conds (the series' summaries), with the slow
+// clients' outcomes from downloads and the wait sites from runs. It is nil
+// when the series ran no matrix cell.
+func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report.Download) *report.Matrix {
+	byID := map[string]report.Condition{}
+	for _, c := range conds {
+		byID[c.ID] = c
+	}
+	m := report.Matrix{ProtectedMs: verdict.ProtectedMs, StalledMs: verdict.StalledMs,
+		Columns: []report.MatrixColumn{}, Rows: []report.MatrixRow{}, Cells: []report.MatrixCell{}}
+	for _, mc := range MatrixCells() {
+		s, ok := byID[mc.Condition.ID]
+		if !ok {
+			continue
+		}
+		m.Cells = append(m.Cells, matrixCell(mc, s, runs, downloads))
+	}
+	if len(m.Cells) == 0 {
+		return nil
+	}
+	for _, col := range MatrixColumns {
+		m.Columns = append(m.Columns, report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients})
+	}
+	for _, r := range MatrixRows {
+		row := report.MatrixRow{ID: r.ID, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
+			Basis: r.Basis, Capacity: []report.Capacity{}}
+		for _, col := range MatrixColumns {
+			if c := capacity(col, r, byID); c != nil {
+				row.Capacity = append(row.Capacity, *c)
+			}
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return &m
+}
+
+func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads []report.Download) report.MatrixCell {
+	c := report.MatrixCell{Row: mc.Row, Column: mc.Column, Path: mc.Path, Condition: s.ID, Class: verdict.Class(s),
+		RunsTotal: s.RunsTotal, P95Ms: s.P95Ms, P95MsMin: s.P95MsMin, P95MsMax: s.P95MsMax,
+		P95MsRuns: s.P95MsRuns, MaxMs: s.MaxMs, RequestsFailed: s.RequestsTotal - s.RequestsOK,
+		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS,
+		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}}
+	sound := map[int]bool{}
+	for _, r := range runs {
+		if r.Condition == s.ID && r.Sound {
+			c.RunsSound++
+			sound[r.Run] = true
+		}
+	}
+	var times []float64
+	for _, d := range downloads {
+		if d.Condition == s.ID && sound[d.Run] {
+			c.SlowClients[d.Outcome]++
+			times = append(times, d.CompletionS)
+		}
+	}
+	c.SlowClientS = stats.Median(times)
+	_, c.SlowClientSMax = stats.Range(times)
+	if s.AppWaitSites != nil {
+		c.Waits = s.AppWaitSites
+	}
+	return c
+}
+
+// capacity is row r's capacity under col from the steps the series ran,
+// nil when it ran none beyond the matrix's own cell.
+func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capacity {
+	c := report.Capacity{Column: col.ID, Steps: []report.CapacityStep{}}
+	for _, st := range Capacity(col, []Row{r}, false) {
+		s, ok := byID[st.Condition.ID]
+		if !ok {
+			continue
+		}
+		c.Steps = append(c.Steps, report.CapacityStep{Clients: st.Clients, Condition: s.ID, Class: verdict.Class(s), P95Ms: s.P95Ms})
+	}
+	if len(c.Steps) < 2 {
+		return nil
+	}
+	c.StepLimit = c.Steps[len(c.Steps)-1].Clients
+	c.LastProtected = -1
+	for _, st := range c.Steps {
+		if st.Class != report.ClassProtected {
+			n := st.Clients
+			c.FirstUnprotected = &n
+			switch {
+			case c.LastProtected == n-1:
+				c.Text = fmt.Sprintf("%s from %d", st.Class, n)
+			case c.LastProtected < 0:
+				c.Text = fmt.Sprintf("%s from the first step, %d", st.Class, n)
+			default:
+				c.Text = fmt.Sprintf("%s from between %d and %d", st.Class, c.LastProtected+1, n)
+			}
+			return &c
+		}
+		c.LastProtected = st.Clients
+	}
+	c.Text = fmt.Sprintf("protected up to %d", c.StepLimit)
+	return &c
+}

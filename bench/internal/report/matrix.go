@@ -1,0 +1,122 @@
+package report
+
+// Matrix is the resilience matrix, matrix.json: server setups (rows) by
+// slow-client behaviours (columns) on each path, each cell's measured
+// outcome and its class, and each row's capacity.
+type Matrix struct {
+	// ProtectedMs and StalledMs are the /fast p95 thresholds of the
+	// classes: protected under ProtectedMs (with nothing failed), stalled
+	// over StalledMs.
+	ProtectedMs float64        `json:"protected_ms"`
+	StalledMs   float64        `json:"stalled_ms"`
+	Columns     []MatrixColumn `json:"columns"`
+	Rows        []MatrixRow    `json:"rows"`
+	Cells       []MatrixCell   `json:"cells"`
+}
+
+// The classes of a matrix cell or capacity step.
+const (
+	// ClassProtected: /fast p95 under ProtectedMs, no failed request and
+	// every slow client served whole.
+	ClassProtected = "protected"
+	// ClassSlowed: nothing failed, /fast p95 between the two thresholds.
+	ClassSlowed = "slowed"
+	// ClassStalled: nothing failed, /fast p95 over StalledMs.
+	ClassStalled = "stalled"
+	// ClassFailed: a /fast request failed or a slow client was not served
+	// whole (truncated, reset, timed out).
+	ClassFailed = "failed"
+	// ClassNoData: no sound run.
+	ClassNoData = "no-data"
+)
+
+// MatrixColumn is one slow-client behaviour.
+type MatrixColumn struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+	// Clients is how many slow clients each cell runs.
+	Clients int `json:"clients"`
+}
+
+// MatrixRow is one server setup.
+type MatrixRow struct {
+	ID string `json:"id"`
+	// Cmd is the server's command line.
+	Cmd string `json:"cmd"`
+	// Concurrency is what the command line declares (0: no limit at or
+	// under StepLimit), and Basis where that comes from.
+	Concurrency int    `json:"concurrency"`
+	Basis       string `json:"basis"`
+	// Capacity per column, where the series stepped it.
+	Capacity []Capacity `json:"capacity"`
+}
+
+// MatrixCell is one row on one path under one column.
+type MatrixCell struct {
+	Row    string `json:"row"`
+	Column string `json:"column"`
+	Path   string `json:"path"`
+	// Condition is the condition measuring it (article A's where the cell
+	// is one of its own).
+	Condition string `json:"condition"`
+	Class     string `json:"class"`
+	// RunsSound and RunsTotal count its runs; figures come from its valid
+	// runs (sound, nothing failed), counts from every sound run.
+	RunsSound int `json:"runs_sound"`
+	RunsTotal int `json:"runs_total"`
+	// P95Ms is the median of the runs' /fast p95, with its range and the
+	// runs' values; MaxMs the median of the runs' slowest /fast.
+	P95Ms     float64   `json:"p95_ms"`
+	P95MsMin  float64   `json:"p95_ms_min"`
+	P95MsMax  float64   `json:"p95_ms_max"`
+	P95MsRuns []float64 `json:"p95_ms_runs"`
+	MaxMs     float64   `json:"max_ms"`
+	// RequestsFailed of RequestsTotal /fast requests failed.
+	RequestsFailed int `json:"requests_failed"`
+	RequestsTotal  int `json:"requests_total"`
+	// SlowClients counts the slow clients by outcome (complete,
+	// truncated, reset, timeout, refused, status); SlowClientS is their
+	// median time to the end of the exchange and SlowClientSMax the
+	// longest.
+	SlowClients    map[string]int `json:"slow_clients"`
+	SlowClientS    float64        `json:"slow_client_s"`
+	SlowClientSMax float64        `json:"slow_client_s_max"`
+	// WriteS is the median of the app's write times: how long a response
+	// held the server.
+	WriteS float64 `json:"write_s"`
+	// Waits are the app workers' wait sites (syscall/wchan) by share of
+	// samples over every worker and valid run, largest first; SendShareMax
+	// is the most blocked worker's share in a socket send (median over
+	// runs).
+	Waits        []SiteShare `json:"waits"`
+	SendShareMax *float64    `json:"send_share_max"`
+}
+
+// SiteShare is one wait site's share of samples.
+type SiteShare struct {
+	Site  string  `json:"site"`
+	Share float64 `json:"share"`
+}
+
+// Capacity is how many concurrent slow clients of a column a row takes,
+// directly, before /fast leaves the protected class.
+type Capacity struct {
+	Column string         `json:"column"`
+	Steps  []CapacityStep `json:"steps"`
+	// FirstUnprotected is the fewest clients at which /fast was not
+	// protected, null when every step was; LastProtected the most clients
+	// below it that were, -1 if none (the two bracket the capacity when
+	// the steps skip); StepLimit the last step; Text says it in words.
+	FirstUnprotected *int   `json:"first_unprotected"`
+	LastProtected    int    `json:"last_protected"`
+	StepLimit        int    `json:"step_limit"`
+	Text             string `json:"text"`
+}
+
+// CapacityStep is one step: Clients concurrent slow clients.
+type CapacityStep struct {
+	Clients   int     `json:"clients"`
+	Condition string  `json:"condition"`
+	Class     string  `json:"class"`
+	P95Ms     float64 `json:"p95_ms"`
+}

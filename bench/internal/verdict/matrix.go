@@ -1,0 +1,222 @@
+package verdict
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+)
+
+// The resilience matrix's thresholds.
+const (
+	// ProtectedMs is the /fast p95 under which a cell is protected (with
+	// no failed request and every slow client served whole).
+	ProtectedMs = 10
+	// StalledMs is the /fast p95 over which a cell stalls: /fast waited
+	// for a slow client's transfer, not for CPU.
+	StalledMs = 1000
+)
+
+// WaitAt is the share of the app workers' samples at wait sites whose
+// syscall is one of syscalls (report.Condition.AppWaitSites): where the
+// workers waited, from the wait-site sampler.
+func WaitAt(syscalls ...string) Metric {
+	name := strings.Join(syscalls, "/") + " wait share"
+	return sampled(name, func(c report.Condition) *float64 {
+		if c.AppWaitSites == nil {
+			return nil
+		}
+		var sum float64
+		for _, w := range c.AppWaitSites {
+			sc, _, _ := strings.Cut(w.Site, "/")
+			if slices.Contains(syscalls, sc) {
+				sum += w.Share
+			}
+		}
+		return &sum
+	})
+}
+
+// Class is condition s's class in the matrix (report.Class*): failed
+// when a /fast request failed or a slow client was not served whole in
+// any run; else by the median /fast p95 of its valid runs, protected
+// under ProtectedMs, stalled over StalledMs, slowed between; no-data
+// without a valid run.
+func Class(s report.Condition) string {
+	switch {
+	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0:
+		return report.ClassFailed
+	case s.RunsValid == 0 || s.RequestsTotal == 0:
+		return report.ClassNoData
+	case s.P95Ms < ProtectedMs:
+		return report.ClassProtected
+	case s.P95Ms > StalledMs:
+		return report.ClassStalled
+	}
+	return report.ClassSlowed
+}
+
+// Protected holds when condition id is in class protected: /fast p95
+// under ProtectedMs, no /fast request failed and every slow client was
+// served whole, over all of its runs. The measured value is the p95 (0
+// when something failed).
+func Protected(id string) Check { return classCheck{id, report.ClassProtected} }
+
+// Stalls holds when condition id is in class stalled: nothing failed and
+// /fast p95 over StalledMs.
+func Stalls(id string) Check { return classCheck{id, report.ClassStalled} }
+
+type classCheck struct {
+	id, want string
+}
+
+func (c classCheck) Needs() []string { return []string{c.id} }
+
+func (c classCheck) Eval(d Data) (Outcome, error) {
+	s, ok := d.Conditions[c.id]
+	if !ok {
+		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
+	}
+	class := Class(s)
+	if class == report.ClassNoData {
+		return Outcome{}, fmt.Errorf("%s: %w", c.id, errNoValidRun)
+	}
+	th := map[string]string{
+		report.ClassProtected: fmt.Sprintf("< %d ms, no failed request, every slow client whole", ProtectedMs),
+		report.ClassStalled:   fmt.Sprintf("> %d ms, no failed request, every slow client whole", StalledMs),
+	}[c.want]
+	if class == report.ClassFailed {
+		th += fmt.Sprintf(" (measured: %d failed requests, %d slow clients not whole)",
+			s.RequestsTotal-s.RequestsOK, s.DownloadsTotal-s.DownloadsComplete)
+		return Outcome{Measured: 0, Threshold: th, Holds: false}, nil
+	}
+	return Outcome{Measured: s.P95Ms, Threshold: th, Holds: class == c.want}, nil
+}
+
+// cellID is the condition measuring a slow-read cell of the matrix: the
+// engine's MatrixID, or article A's own condition for the cells its table
+// holds (engine tests check both against the engine's tables).
+func cellID(row, path string) string {
+	switch {
+	case row == syncRow:
+		return path + "-2dl"
+	case row == gthreadRow && path == "direct":
+		return "gthread-2dl"
+	}
+	return "matrix-slow-read-" + row + "-" + path
+}
+
+// capacityID is a capacity step's own condition (engine.CapacityID).
+func capacityID(row string, n int) string { return fmt.Sprintf("capacity-slow-read-%s-%d", row, n) }
+
+// The matrix's rows, by id (engine.MatrixRows).
+const (
+	syncRow          = "gunicorn-sync-2"
+	gthreadRow       = "gunicorn-gthread-1x4"
+	geventRow        = "gunicorn-gevent-2"
+	gunicornUvicorn  = "gunicorn-uvicorn-2"
+	uvicornRow       = "uvicorn-2"
+	uwsgiGen         = "uwsgi-2-generator"
+	uwsgiGenOffload  = "uwsgi-2-generator-offload-2"
+	uwsgiFile        = "uwsgi-2-file"
+	uwsgiFileOffload = "uwsgi-2-file-offload-2"
+)
+
+// MatrixRowIDs are the rows the verdicts know, in the engine's order.
+var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvicornRow,
+	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload}
+
+// Matrix are the resilience matrix's verdicts, asserted in
+// TestMatrix/claims/<id>: the ones whose outcome the mechanism makes
+// certain, each with its margin in reports/measurements.md.
+var Matrix = func() []Verdict {
+	vs := []Verdict{
+		// Without a buffering proxy.
+		{ID: "sync-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(syncRow, "direct")),
+			Text: "2 Gunicorn sync workers stall /fast under 2 slow readers: each worker waits in a send for its client"},
+		{ID: "gthread-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(gthreadRow, "direct")),
+			Text: "gthread 1x4 keeps /fast protected under 2 slow readers: 2 of its 4 threads stay free"},
+		{ID: "gevent-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(geventRow, "direct")),
+			Text: "2 gevent workers keep /fast protected under 2 slow readers: a send that would block yields to the hub"},
+		{ID: "gunicorn-uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(gunicornUvicorn, "direct")),
+			Text: "2 of Uvicorn's workers under Gunicorn keep /fast protected under 2 slow readers: send() awaits the drain in the event loop"},
+		{ID: "uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(uvicornRow, "direct")),
+			Text: "Uvicorn alone, 2 workers, keeps /fast protected under 2 slow readers"},
+		{ID: "async-workers-never-wait-in-send", Kind: Lab, Unit: "share",
+			Check: AllBelow([]string{cellID(geventRow, "direct"), cellID(gunicornUvicorn, "direct"), cellID(uvicornRow, "direct")}, MostBlocked, 0.05),
+			Text:  "no gevent or Uvicorn worker waits in a socket send: a write that would block parks the request and the worker's loop serves /fast"},
+		// uWSGI's offload threads.
+		{ID: "uwsgi-generator-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiGen, "direct")),
+			Text: "uWSGI, 2 sync processes, a generator's body: /fast stalls under 2 slow readers"},
+		{ID: "uwsgi-generator-offload-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiGenOffload, "direct")),
+			Text: "offload threads do not help a generator's body: /fast still stalls under 2 slow readers"},
+		{ID: "uwsgi-generator-offload-write-held", Kind: Lab, Unit: "s", Check: Above(cellID(uwsgiGenOffload, "direct"), WriteS, 5),
+			Text: "with offload threads, the worker still writes a generator's body itself, for as long as its client reads"},
+		{ID: "uwsgi-file-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiFile, "direct")),
+			Text: "uWSGI without offload threads sends a wsgi.file_wrapper body from its worker: /fast stalls under 2 slow readers"},
+		{ID: "uwsgi-file-write-held", Kind: Lab, Unit: "s", Check: Above(cellID(uwsgiFile, "direct"), WriteS, 5),
+			Text: "without offload threads, the worker holds a file's response for as long as its client reads"},
+		{ID: "uwsgi-file-offload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(uwsgiFileOffload, "direct")),
+			Text: "uWSGI with offload threads keeps /fast protected under 2 slow readers of a wsgi.file_wrapper body"},
+		{ID: "uwsgi-file-offload-write-free", Kind: Lab, Unit: "s", Check: Below(cellID(uwsgiFileOffload, "direct"), WriteS, 0.1),
+			Text: "with offload threads, the worker hands the file to an offload thread and is free at once"},
+		// Their mechanism, from the wait-site sampler: uWSGI writes without
+		// blocking and waits for its socket in poll(2); a free worker waits
+		// for requests in epoll_wait.
+		{ID: "uwsgi-generator-offload-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiGenOffload, "direct"), WaitAt("poll"), 0.5),
+			Text: "with offload threads and a generator, the workers spend most of the window in poll(2), waiting for their client's socket to drain"},
+		{ID: "uwsgi-file-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiFile, "direct"), WaitAt("poll"), 0.5),
+			Text: "without offload threads, the workers spend most of the window in poll(2) between their sendfile calls"},
+		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiFileOffload, "direct"), WaitAt("epoll_wait"), 0.9),
+			Text: "with offload threads and a file, the workers wait for requests in epoll_wait: the offload threads send the files"},
+		// Capacity: count the write waits against the concurrency.
+		{ID: "sync-capacity", Kind: Lab, Unit: "clients",
+			Check: FirstUnprotected([]string{"direct-1dl", "direct-2dl", capacityID(syncRow, 3)}, []int{1, 2, 3}, 2),
+			Text:  "2 sync workers leave /fast protected up to 1 slow reader and not from 2, their worker count"},
+		{ID: "gthread-capacity", Kind: Lab, Unit: "clients",
+			Check: FirstUnprotected([]string{capacityID(gthreadRow, 3), capacityID(gthreadRow, 4), capacityID(gthreadRow, 5)}, []int{3, 4, 5}, 4),
+			Text:  "gthread 1x4 leaves /fast protected up to 3 slow readers and not from 4, its thread count"},
+	}
+	// Behind NGINX buffering on, every row is protected.
+	for _, row := range MatrixRowIDs {
+		vs = append(vs, Verdict{ID: row + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(row, "nginx-on")),
+			Text: row + " behind NGINX buffering on keeps /fast protected under 2 slow readers: NGINX takes each response at once"})
+	}
+	return vs
+}()
+
+// FirstUnprotected holds when, along a row's capacity steps ids (by
+// growing number of slow clients, clients[i] for ids[i]), the first step
+// that is not protected is the one of want clients. The measured value is
+// that step's clients (-1 when every step was protected).
+func FirstUnprotected(ids []string, clients []int, want int) Check {
+	return capacityCheck{ids, clients, want}
+}
+
+type capacityCheck struct {
+	ids     []string
+	clients []int
+	want    int
+}
+
+func (c capacityCheck) Needs() []string { return c.ids }
+
+func (c capacityCheck) Eval(d Data) (Outcome, error) {
+	first := -1
+	for i, id := range c.ids {
+		s, ok := d.Conditions[id]
+		if !ok {
+			return Outcome{}, fmt.Errorf("%s: no summary", id)
+		}
+		class := Class(s)
+		if class == report.ClassNoData {
+			return Outcome{}, fmt.Errorf("%s: %w", id, errNoValidRun)
+		}
+		if class != report.ClassProtected && first < 0 {
+			first = c.clients[i]
+		}
+	}
+	return Outcome{Measured: float64(first),
+		Threshold: fmt.Sprintf("= %d concurrent slow clients (steps %v)", c.want, c.clients), Holds: first == c.want}, nil
+}

@@ -1,0 +1,123 @@
+package verdict
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+// cellSummary is a 2-download cell of 1 run with p95 and nothing failed.
+func cellSummary(id string, p95 float64) report.Condition {
+	return report.Condition{ID: id, Downloads: 2, RunsTotal: 1, RunsValid: 1, P95Ms: p95, P95MsRuns: []float64{p95},
+		RequestsOK: 72, RequestsTotal: 72, DownloadsComplete: 2, DownloadsTotal: 2, WriteS: 6.6, CompletionS: 8}
+}
+
+func TestClass(t *testing.T) {
+	assert.Equal(t, report.ClassProtected, Class(cellSummary("x", 1.5)))
+	assert.Equal(t, report.ClassSlowed, Class(cellSummary("x", 10)), "10 ms is not under 10 ms")
+	assert.Equal(t, report.ClassStalled, Class(cellSummary("x", 5960)))
+	truncated := cellSummary("x", 1.5)
+	truncated.DownloadsComplete, truncated.RunsValid = 1, 0
+	assert.Equal(t, report.ClassFailed, Class(truncated), "a slow client cut short is a failure whatever the p95")
+	failed := cellSummary("x", 1.5)
+	failed.RequestsOK = 71
+	assert.Equal(t, report.ClassFailed, Class(failed))
+	none := report.Condition{ID: "x", RunsTotal: 1}
+	assert.Equal(t, report.ClassNoData, Class(none))
+}
+
+// The protected check catches what it exists for: a cell whose p95 is
+// low but whose slow client was truncated is not protected.
+func TestProtectedCatchesATruncatedClient(t *testing.T) {
+	ok := cellSummary("c", 1.5)
+	cut := cellSummary("c", 1.5)
+	cut.DownloadsComplete = 1
+	for _, tc := range []struct {
+		c     report.Condition
+		holds bool
+	}{{ok, true}, {cut, false}} {
+		o, err := Protected("c").Eval(Data{Conditions: map[string]report.Condition{"c": tc.c}})
+		require.NoError(t, err)
+		assert.Equal(t, tc.holds, o.Holds, o.Threshold)
+	}
+	o, err := Stalls("c").Eval(Data{Conditions: map[string]report.Condition{"c": cellSummary("c", 5960)}})
+	require.NoError(t, err)
+	assert.True(t, o.Holds)
+	_, err = Protected("c").Eval(Data{Conditions: map[string]report.Condition{"c": {ID: "c", RunsTotal: 1}}})
+	assert.ErrorContains(t, err, "no valid run", "no data never passes")
+}
+
+func TestFirstUnprotected(t *testing.T) {
+	ids, clients := []string{"a", "b", "c"}, []int{3, 4, 5}
+	d := func(p95 ...float64) Data {
+		m := map[string]report.Condition{}
+		for i, id := range ids {
+			m[id] = cellSummary(id, p95[i])
+		}
+		return Data{Conditions: m}
+	}
+	o, err := FirstUnprotected(ids, clients, 4).Eval(d(1.4, 5900, 5950))
+	require.NoError(t, err)
+	assert.True(t, o.Holds)
+	assert.Equal(t, 4.0, o.Measured)
+
+	o, _ = FirstUnprotected(ids, clients, 4).Eval(d(1.4, 1.6, 5950))
+	assert.False(t, o.Holds, "a row that takes one more client than it declares fails")
+	assert.Equal(t, 5.0, o.Measured)
+
+	o, _ = FirstUnprotected(ids, clients, 4).Eval(d(1.4, 1.6, 1.5))
+	assert.False(t, o.Holds)
+	assert.Equal(t, -1.0, o.Measured, "never unprotected")
+
+	_, err = FirstUnprotected(ids, clients, 4).Eval(Data{Conditions: map[string]report.Condition{"a": cellSummary("a", 1)}})
+	assert.ErrorContains(t, err, "b: no summary")
+}
+
+func TestMatrixVerdictsHoldOnTheMeasuredShape(t *testing.T) {
+	cs := map[string]report.Condition{}
+	for _, row := range MatrixRowIDs {
+		for _, p := range []string{"direct", "nginx-off", "nginx-on"} {
+			cs[cellID(row, p)] = cellSummary(cellID(row, p), 1.5)
+		}
+	}
+	for _, row := range []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile} {
+		cs[cellID(row, "direct")] = cellSummary(cellID(row, "direct"), 5970)
+	}
+	for _, id := range []string{cellID(geventRow, "direct"), cellID(gunicornUvicorn, "direct"), cellID(uvicornRow, "direct")} {
+		c := cs[id]
+		c.AppWorkerSendShareMax = f(0)
+		cs[id] = c
+	}
+	poll := []report.SiteShare{{Site: "poll/poll_schedule_timeout.constprop.0", Share: 0.72}, {Site: "epoll_wait/do_epoll_wait", Share: 0.28}}
+	for _, row := range []string{uwsgiGenOffload, uwsgiFile} {
+		c := cs[cellID(row, "direct")]
+		c.AppWaitSites = poll
+		cs[c.ID] = c
+	}
+	fo := cs[cellID(uwsgiFileOffload, "direct")]
+	fo.WriteS = 0.001
+	fo.AppWaitSites = []report.SiteShare{{Site: "epoll_wait/do_epoll_wait", Share: 1}}
+	cs[fo.ID] = fo
+	cs["direct-1dl"] = cellSummary("direct-1dl", 1.2)
+	cs[capacityID(syncRow, 3)] = cellSummary(capacityID(syncRow, 3), 5990)
+	cs[capacityID(gthreadRow, 3)] = cellSummary(capacityID(gthreadRow, 3), 1.6)
+	cs[capacityID(gthreadRow, 4)] = cellSummary(capacityID(gthreadRow, 4), 5900)
+	cs[capacityID(gthreadRow, 5)] = cellSummary(capacityID(gthreadRow, 5), 5950)
+	require.NoError(t, Validate(Matrix))
+	for _, c := range Evaluate(Matrix, Data{Conditions: cs}) {
+		assert.Truef(t, c.Holds, "%s: %s (measured %g, %s)", c.ID, c.Note, c.Measured, c.Threshold)
+	}
+}
+
+func TestWaitAt(t *testing.T) {
+	c := report.Condition{RunsValid: 1, AppWaitSites: []report.SiteShare{{Site: "poll/poll_schedule_timeout.constprop.0", Share: 0.5},
+		{Site: "epoll_wait/do_epoll_wait", Share: 0.3}, {Site: "sendto/wait_woken", Share: 0.2}}}
+	v, err := WaitAt("poll", "sendto").of(c)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.7, v, 1e-9)
+	_, err = WaitAt("poll").of(report.Condition{RunsValid: 1})
+	assert.ErrorContains(t, err, "no poll wait share from the sampler", "no sites never pass")
+}
