@@ -19,14 +19,18 @@ type fetch struct {
 	Bytes  int64 `json:"bytes"`
 }
 
-// TestSmokeVersions checks that the image holds the versions article A used.
+// TestSmokeVersions checks that the image holds the versions article A used,
+// and the matrix's Uvicorn with uvloop and httptools.
 func TestSmokeVersions(t *testing.T) {
 	v := env.Versions
 	assert.Equal(t, "23.0.0", v.Gunicorn, "Gunicorn")
 	assert.Equal(t, "1.22.1", v.Nginx, "NGINX")
 	assert.Equal(t, "3.11.2", v.Python, "CPython")
-	t.Logf("image %s: python %s, gunicorn %s, nginx %s (%s), uwsgi %s, django %s, gevent %s",
-		lab.Image, v.Python, v.Gunicorn, v.Nginx, v.Packages["nginx"], v.UWSGI, v.Django, v.Gevent)
+	assert.Equal(t, "0.17.6", v.Uvicorn, "Uvicorn (Debian bookworm's)")
+	assert.NotEmpty(t, v.Uvloop, "uvloop, which Uvicorn picks when it can import it")
+	assert.NotEmpty(t, v.Httptools, "httptools, which Uvicorn picks when it can import it")
+	t.Logf("image %s: python %s, gunicorn %s, nginx %s (%s), uwsgi %s, django %s, gevent %s, uvicorn %s (uvloop %s, httptools %s)",
+		lab.Image, v.Python, v.Gunicorn, v.Nginx, v.Packages["nginx"], v.UWSGI, v.Django, v.Gevent, v.Uvicorn, v.Uvloop, v.Httptools)
 }
 
 // TestSmokeFast checks /fast on every path, and that NGINX accepts the

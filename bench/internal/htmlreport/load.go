@@ -44,11 +44,14 @@ type files struct {
 	// "sweep-…") are kept out of conditions: article A's sections do not
 	// show them.
 	sweep *report.Sweep
+	// matrix is matrix.json; its own conditions (ids "matrix-…" and
+	// "capacity-…") are kept out of conditions too.
+	matrix *report.Matrix
 }
 
 // reportFiles are the files load reads; a directory needs one of them.
 var reportFiles = []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "claims.json",
-	"series.json", "environment.json", "sweep.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
+	"series.json", "environment.json", "sweep.json", "matrix.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
 	"test.json"}
 
 // load reads the report files of dir. Each may be absent (an article B
@@ -88,7 +91,7 @@ func load(dir string) (*files, error) {
 	if f.conditions != nil {
 		var article []report.Condition
 		for _, c := range f.conditions {
-			if !strings.HasPrefix(c.ID, "sweep-") {
+			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") {
 				article = append(article, c)
 			}
 		}
@@ -99,6 +102,12 @@ func load(dir string) (*files, error) {
 		return nil, err
 	} else if ok {
 		f.sweep = &sw
+	}
+	var m report.Matrix
+	if ok, err := readJSON(dir, "matrix.json", &m); err != nil {
+		return nil, err
+	} else if ok {
+		f.matrix = &m
 	}
 	var s report.Series
 	if ok, err := readJSON(dir, "series.json", &s); err != nil {

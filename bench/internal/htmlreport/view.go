@@ -26,6 +26,7 @@ type page struct {
 	Resources       chartsView
 	Waits           waitsView
 	Sweep           sweepView
+	Matrix          matrixView
 	ArticleB        articleBView
 	Env             envView
 	Tests           testsView
@@ -67,6 +68,7 @@ func build(f *files) page {
 		Resources:       resourceCharts(f),
 		Waits:           buildWaits(f),
 		Sweep:           buildSweep(f),
+		Matrix:          buildMatrix(f.matrix),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),
 		Tests:           buildTests(f.tests),
@@ -134,7 +136,7 @@ type claimRow struct {
 // claimKinds are the verdict kinds in the order the page shows them.
 var claimKinds = []struct{ kind, title, intro string }{
 	{"article", "Article claims", "What the articles state or infer, checked on our measurements."},
-	{"lab", "Lab findings", "What the lab finds beyond the articles: the size × rate sweep, the buffer model's predictions, article A under the article-host TCP profile."},
+	{"lab", "Lab findings", "What the lab finds beyond the articles: the size × rate sweep, the buffer model's predictions, article A under the article-host TCP profile, the resilience matrix."},
 	{"harness", "Harness checks", "Checks of the lab's own instruments: the client's pacing, the byte accounting between client and sockets, and our load generator against ab. They are asserted too, but say nothing about the servers."},
 }
 
@@ -431,6 +433,7 @@ func buildEnv(f *files) envView {
 			{"lab image", image(e.LabImage.Ref, e.LabImage.Built, e.LabImage.Duration)},
 			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn}, {"NGINX", e.Versions.Nginx},
 			{"uWSGI", e.Versions.UWSGI}, {"Django", e.Versions.Django}, {"gevent", e.Versions.Gevent},
+			{"Uvicorn", e.Versions.Uvicorn}, {"uvloop", e.Versions.Uvloop}, {"httptools", e.Versions.Httptools},
 			{"CPU model", e.Versions.CPUModel},
 		}},
 		{"Machine, before the series", []kv{

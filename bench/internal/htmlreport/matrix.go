@@ -1,0 +1,111 @@
+package htmlreport
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+)
+
+// matrixView is the resilience matrix: one table per column (slow-client
+// behaviour), rows by server setup, a cell per path coloured by class;
+// then each row's capacity.
+type matrixView struct {
+	Missing  string
+	Note     string
+	Columns  []matrixTable
+	Capacity []capacityRow
+}
+
+type matrixTable struct {
+	Title string
+	Paths []string
+	Rows  []matrixRowView
+}
+
+type matrixRowView struct {
+	ID, Cmd, Basis string
+	Cells          []matrixCellView
+}
+
+type matrixCellView struct {
+	Class, Condition, P95, Range, Max, Failed, Clients, Write, Waits string
+	Ran                                                              bool
+}
+
+type capacityRow struct {
+	Row, Declared, Column, Text, Steps string
+}
+
+// matrixPaths is the order of the matrix's paths on the page.
+var matrixPaths = []string{"direct", "nginx-off", "nginx-on"}
+
+func buildMatrix(m *report.Matrix) matrixView {
+	if m == nil {
+		return matrixView{Missing: notMeasured}
+	}
+	v := matrixView{Note: fmt.Sprintf("Each cell: /fast p95 (median of runs, with their range) and max; failed /fast requests; the slow clients' outcomes and their time; the app's write time (how long a response held the server); the app workers' main wait sites. Protected: p95 under %g ms, no failed request, every slow client served whole. Stalled: p95 over %g ms.", m.ProtectedMs, m.StalledMs)}
+	cells := map[[3]string]report.MatrixCell{}
+	for _, c := range m.Cells {
+		cells[[3]string{c.Column, c.Row, c.Path}] = c
+	}
+	for _, col := range m.Columns {
+		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: matrixPaths}
+		for _, r := range m.Rows {
+			row := matrixRowView{ID: r.ID, Cmd: r.Cmd, Basis: r.Basis}
+			for _, p := range matrixPaths {
+				c, ok := cells[[3]string{col.ID, r.ID, p}]
+				if !ok {
+					row.Cells = append(row.Cells, matrixCellView{Class: "nodata"})
+					continue
+				}
+				row.Cells = append(row.Cells, cellView(c))
+			}
+			t.Rows = append(t.Rows, row)
+		}
+		v.Columns = append(v.Columns, t)
+	}
+	for _, r := range m.Rows {
+		for _, c := range r.Capacity {
+			declared := "none under the step limit"
+			if r.Concurrency > 0 {
+				declared = fmt.Sprint(r.Concurrency)
+			}
+			var steps []string
+			for _, st := range c.Steps {
+				steps = append(steps, fmt.Sprintf("%d: %s ms (%s)", st.Clients, num(st.P95Ms), st.Class))
+			}
+			v.Capacity = append(v.Capacity, capacityRow{Row: r.ID, Declared: declared + " (" + r.Basis + ")",
+				Column: c.Column, Text: c.Text, Steps: strings.Join(steps, "; ")})
+		}
+	}
+	return v
+}
+
+func cellView(c report.MatrixCell) matrixCellView {
+	v := matrixCellView{Ran: true, Class: c.Class, Condition: c.Condition, P95: num(c.P95Ms) + " ms",
+		Range: fmt.Sprintf("%d of %d runs", len(c.P95MsRuns), c.RunsTotal), Max: num(c.MaxMs) + " ms",
+		Failed: fmt.Sprintf("%d of %d failed", c.RequestsFailed, c.RequestsTotal), Write: seconds(c.WriteS)}
+	var outcomes []string
+	for _, o := range slices.Sorted(maps.Keys(c.SlowClients)) {
+		outcomes = append(outcomes, fmt.Sprintf("%d %s", c.SlowClients[o], o))
+	}
+	if c.P95MsMin != c.P95MsMax {
+		v.Range += ": " + rangeText(c.P95MsMin, c.P95MsMax)
+	}
+	v.Clients = strings.Join(outcomes, ", ")
+	if len(outcomes) > 0 {
+		v.Clients += ", " + seconds(c.SlowClientS) + " (max " + seconds(c.SlowClientSMax) + ")"
+	}
+	var waits []string
+	for i, w := range c.Waits {
+		if i == 2 || w.Share < 0.05 {
+			break
+		}
+		waits = append(waits, w.Site+" "+pct(w.Share))
+	}
+	v.Waits = strings.Join(waits, ", ")
+	return v
+}
