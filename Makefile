@@ -13,7 +13,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
-## sweep's 2 MiB/s row, 2 runs per cell); JUnit,
+## sweep's 2 MiB/s row, 2 runs per cell; every resilience-matrix cell
+## once, sync and gthread stepped around their concurrency); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
@@ -25,7 +26,7 @@ test: deps settings
 
 ## repro: the full reproduction (article B at the article's -n; every
 ## article A cell under both TCP profiles; the whole size x rate sweep under
-## both, 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
+## both; the resilience matrix with every row's capacity; 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
 ## report.html and its screenshot report.png.
 ## An interrupted repro resumes: the runs its journal holds are kept and only
 ## the missing ones run (LAB_RESUME=1); FRESH=1 starts afresh (LAB_RESUME=fresh).

@@ -87,6 +87,10 @@ class TimedFile:
         return self.f.read(n)
 
     def close(self):
+        # The server closes the file when it is done with it: after its
+        # sendfile loop, or at once when an offload thread took the file.
+        # Whether the client got it all is the client's to say; complete
+        # here means the server took the whole file.
         self.f.close()
         if not self.recorded:
             self.recorded = True
@@ -100,12 +104,19 @@ def body_file(size):
     path = os.path.join(FILES_DIR, "large-%d.bin" % size)
     if not os.path.exists(path):
         tmp = "%s.%d" % (path, os.getpid())
-        with open(tmp, "wb") as f:
-            full, rest = divmod(size, len(BLOCK))
-            for _ in range(full):
-                f.write(BLOCK)
-            f.write(BLOCK[:rest])
-        os.replace(tmp, path)
+        try:
+            with open(tmp, "wb") as f:
+                full, rest = divmod(size, len(BLOCK))
+                for _ in range(full):
+                    f.write(BLOCK)
+                f.write(BLOCK[:rest])
+            os.replace(tmp, path)
+        except OSError:
+            # FILES_DIR is the app's tmpfs (32 MiB, counted in its memory):
+            # leave no half-written file behind.
+            if os.path.exists(tmp):
+                os.remove(tmp)
+            raise
     return path
 
 

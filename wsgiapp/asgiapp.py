@@ -4,10 +4,14 @@ known Content-Length made of one prepared 64 KiB block repeated, 16 MiB
 unless ?size=BYTES says otherwise), and the same write record
 (writelog.py): from the first block handed to send() to the last send()
 returning. Uvicorn's send() waits while its transport holds more than its
-high-water mark, so the record follows the client's pace as a sync
-worker's sendall does.
+high-water mark (64 KiB), so the record follows the client's pace as a
+sync worker's sendall does, but for what the transport's buffer holds.
+Uvicorn 0.17's send() returns quietly once the client has gone, so the
+app watches receive() for http.disconnect and records such a body as
+incomplete.
 """
 
+import asyncio
 from urllib.parse import parse_qs
 
 import writelog
@@ -54,13 +58,25 @@ async def app(scope, receive, send):
         (b"content-type", b"application/octet-stream"),
         (b"content-length", str(size).encode()),
     ]})
+    gone = asyncio.Event()
+
+    async def watch():
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    watcher = asyncio.ensure_future(watch())
     full, rest = divmod(size, len(BLOCK))
     clock, sent = writelog.Clock(), 0
     try:
         for _ in range(full):
+            if gone.is_set():
+                break
             await send({"type": "http.response.body", "body": BLOCK, "more_body": True})
             sent += len(BLOCK)
-        await send({"type": "http.response.body", "body": BLOCK[:rest], "more_body": False})
-        sent += rest
+        if not gone.is_set():
+            await send({"type": "http.response.body", "body": BLOCK[:rest], "more_body": False})
+            sent += rest
     finally:
-        writelog.record(request_id, clock, sent, size, sent == size, "asgi")
+        watcher.cancel()
+        writelog.record(request_id, clock, sent, size, sent == size and not gone.is_set(), "asgi")

@@ -5,7 +5,9 @@ can match it to its download.
 
 write_ns is how long the server held the response: from the app handing
 out its first block (or the file) to the server having taken the last
-one (generator resumed, send() returned, or the file closed).
+one (generator resumed, send() returned, or the file closed). complete
+says the server took the whole body: for a file, that it closed it after
+taking it (whether the client got every byte is the client's record).
 """
 
 import json

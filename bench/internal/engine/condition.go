@@ -87,6 +87,11 @@ type Condition struct {
 	ReadRate float64
 	// TCP is the namespace's TCP memory profile.
 	TCP TCPProfile
+	// ClientCPUs, when above 0, is the client container's CPU quota in
+	// cores instead of article A's 0.20: for loads of more slow clients
+	// than article A's, so that the client's own CPU never sets the
+	// figures (engine.ClientCPUsFor).
+	ClientCPUs float64
 	// MinRuns is the fewest runs the condition takes whatever LAB_RUNS
 	// says, 0 to MaxRuns (0: LAB_RUNS alone); for a condition whose runs
 	// are bimodal, so that the median of its runs is not a coin toss.
@@ -100,6 +105,9 @@ func (c Condition) Runs(runs int) int { return max(runs, c.MinRuns) }
 const (
 	MaxDownloads = 16
 	MaxBodyBytes = 1 << 30 // the app's own cap on ?size=
+	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
+	// app and the sampler need theirs.
+	MaxClientCPUs = 1
 )
 
 // Validate names the first malformed field, its value and what is accepted.
@@ -119,6 +127,8 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
 	case c.TCP.ID == "":
 		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
+	case c.ClientCPUs < 0 || c.ClientCPUs > MaxClientCPUs:
+		return fmt.Errorf("engine: condition %s: ClientCPUs %g: want 0 (article A's %g) to %g cores", c.ID, c.ClientCPUs, podspec.DefaultClientCPUs, float64(MaxClientCPUs))
 	case c.MinRuns < 0 || c.MinRuns > MaxRuns:
 		return fmt.Errorf("engine: condition %s: MinRuns %d: want 0 to %d", c.ID, c.MinRuns, MaxRuns)
 	}
@@ -127,7 +137,11 @@ func (c Condition) Validate() error {
 
 // Pod is the pod this condition runs in, on the lab image imageRef.
 func (c Condition) Pod(imageRef string) podspec.Config {
-	return podspec.New(imageRef, podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem))
+	opts := []podspec.Option{podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
+	if c.ClientCPUs > 0 {
+		opts = append(opts, podspec.WithClientLimits(podspec.Limits{CPUs: c.ClientCPUs, Memory: podspec.DefaultClientMemory}))
+	}
+	return podspec.New(imageRef, opts...)
 }
 
 // Load is this condition's load against the pod's entry point base; the

@@ -104,9 +104,26 @@ func CapacityID(col Column, r Row, n int) string {
 }
 
 func cell(id string, col Column, r Row, p Path, n int) Condition {
-	c := Condition{ID: id, Server: r.Server, Path: p, TCP: Stock}
+	c := Condition{ID: id, Server: r.Server, Path: p, TCP: Stock, ClientCPUs: ClientCPUsFor(n)}
 	col.Apply(&c, n)
 	return c
+}
+
+// ClientCPUsPerClient is the client's CPU per slow client beyond
+// article A's load. A 0.20-core client keeps 8 paced readers of 2 MiB/s
+// and /fast on schedule (requester lag at most 3 ms), but not 12 (16 ms,
+// its quota throttled in 21 % of periods) nor 16 (37 ms, 98 %), which
+// stalled /fast in the client itself while the app used 2 % of a core
+// (reports/measurements.md).
+const ClientCPUsPerClient = 0.05
+
+// ClientCPUsFor is the client's CPU quota for n slow clients: 0 (article
+// A's 0.20 core) up to 4 of them, 0.05 core each beyond.
+func ClientCPUsFor(n int) float64 {
+	if n <= 4 {
+		return 0
+	}
+	return ClientCPUsPerClient * float64(n)
 }
 
 // MatrixCells are every row on every path under every column; a cell
@@ -126,30 +143,35 @@ func MatrixCells() []MatrixCell {
 
 // CapacitySteps are the numbers of concurrent slow clients a row is
 // stepped through, directly: 0, 1, 2, … up to its declared concurrency
-// plus one; a row that declares none is stepped to MatrixStepLimit,
-// densely to 4 and then by half again (6, 8, 12, 16), so its stall, if
-// any, is bracketed. near steps only the declared concurrency and its
-// two neighbours (none for a row that declares none): what shows that
-// the row stalls exactly there.
+// plus one, at most MatrixStepLimit; a row that declares none is stepped
+// densely to 4 and then at 6, 8, 12 and 16 (bracketSteps, up to
+// MatrixStepLimit), so its stall, if any, is bracketed. near steps only
+// the declared concurrency and its two neighbours (none for a row that
+// declares none): what shows that the row stalls exactly there.
 func CapacitySteps(r Row, near bool) []int {
 	if near {
 		if r.Concurrency == 0 {
 			return nil
 		}
-		return []int{r.Concurrency - 1, r.Concurrency, r.Concurrency + 1}
-	}
-	top := r.Concurrency + 1
-	if r.Concurrency == 0 {
-		top = MatrixStepLimit
+		return slices.Compact([]int{r.Concurrency - 1, r.Concurrency, min(r.Concurrency+1, MatrixStepLimit)})
 	}
 	var out []int
-	for n := 0; n <= top; n++ {
-		if r.Concurrency > 0 || n <= 4 || slices.Contains([]int{6, 8, 12, 16}, n) {
+	if r.Concurrency > 0 {
+		for n := 0; n <= min(r.Concurrency+1, MatrixStepLimit); n++ {
+			out = append(out, n)
+		}
+		return out
+	}
+	for n := 0; n <= MatrixStepLimit; n++ {
+		if n <= 4 || slices.Contains(bracketSteps, n) {
 			out = append(out, n)
 		}
 	}
 	return out
 }
+
+// bracketSteps are the steps past 4 of a row that declares no limit.
+var bracketSteps = []int{6, 8, 12, 16}
 
 // CapacityStep is one step of a row's capacity: n concurrent slow clients
 // of a column, direct.

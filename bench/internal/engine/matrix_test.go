@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,6 +31,18 @@ func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 				assert.Truef(t, slices.ContainsFunc(planned, func(c Condition) bool { return c.ID == id }),
 					"%s: verdict %s reads %s, which the profile does not run", profile, v.ID, id)
 			}
+		}
+	}
+}
+
+// The verdicts name the matrix's conditions as the engine's tables do.
+func TestVerdictsNameTheEnginesCells(t *testing.T) {
+	for _, c := range MatrixCells() {
+		assert.Equal(t, c.Condition.ID, verdict.MatrixCellID(c.Row, c.Path))
+	}
+	for _, st := range Capacity(SlowRead, MatrixRows, false) {
+		if strings.HasPrefix(st.Condition.ID, "capacity-") {
+			assert.Equal(t, st.Condition.ID, verdict.CapacityStepID(st.Row, st.Clients))
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 // BuildMatrix is the resilience matrix of a series: every matrix cell and
 // capacity step among conds (the series' summaries), with the slow
 // clients' outcomes from downloads and the wait sites from runs. It is nil
-// when the series ran no matrix cell.
+// when the series ran no matrix cell and no capacity step.
 func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report.Download) *report.Matrix {
 	byID := map[string]report.Condition{}
 	for _, c := range conds {
@@ -27,12 +27,10 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		}
 		m.Cells = append(m.Cells, matrixCell(mc, s, runs, downloads))
 	}
-	if len(m.Cells) == 0 {
-		return nil
-	}
 	for _, col := range MatrixColumns {
 		m.Columns = append(m.Columns, report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients})
 	}
+	stepped := false
 	for _, r := range MatrixRows {
 		row := report.MatrixRow{ID: r.ID, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
@@ -42,20 +40,23 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 			}
 		}
 		m.Rows = append(m.Rows, row)
+		stepped = stepped || len(row.Capacity) > 0
+	}
+	if len(m.Cells) == 0 && !stepped {
+		return nil
 	}
 	return &m
 }
 
 func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads []report.Download) report.MatrixCell {
 	c := report.MatrixCell{Row: mc.Row, Column: mc.Column, Path: mc.Path, Condition: s.ID, Class: verdict.Class(s),
-		RunsTotal: s.RunsTotal, P95Ms: s.P95Ms, P95MsMin: s.P95MsMin, P95MsMax: s.P95MsMax,
+		RunsTotal: s.RunsTotal, RunsSound: s.RunsSound, P95Ms: s.P95Ms, P95MsMin: s.P95MsMin, P95MsMax: s.P95MsMax,
 		P95MsRuns: s.P95MsRuns, MaxMs: s.MaxMs, RequestsFailed: s.RequestsTotal - s.RequestsOK,
 		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS,
 		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}}
 	sound := map[int]bool{}
 	for _, r := range runs {
 		if r.Condition == s.ID && r.Sound {
-			c.RunsSound++
 			sound[r.Run] = true
 		}
 	}
@@ -83,7 +84,8 @@ func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capac
 		if !ok {
 			continue
 		}
-		c.Steps = append(c.Steps, report.CapacityStep{Clients: st.Clients, Condition: s.ID, Class: verdict.Class(s), P95Ms: s.P95Ms})
+		c.Steps = append(c.Steps, report.CapacityStep{Clients: st.Clients, Condition: s.ID, Class: verdict.Class(s), P95Ms: s.P95Ms,
+			ClientCPUs: s.ClientCPUs, LagMaxMs: s.LagMaxMs, ClientThrottledShare: s.ThrottledShare["client"]})
 	}
 	if len(c.Steps) < 2 {
 		return nil
@@ -91,6 +93,15 @@ func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capac
 	c.StepLimit = c.Steps[len(c.Steps)-1].Clients
 	c.LastProtected = -1
 	for _, st := range c.Steps {
+		if st.Class == report.ClassNoData {
+			// A step without data bounds nothing: the capacity is unknown
+			// from here on.
+			c.Text = fmt.Sprintf("unknown from %d (no valid run)", st.Clients)
+			if c.LastProtected >= 0 {
+				c.Text = fmt.Sprintf("protected up to %d; unknown from %d (no valid run)", c.LastProtected, st.Clients)
+			}
+			return &c
+		}
 		if st.Class != report.ClassProtected {
 			n := st.Clients
 			c.FirstUnprotected = &n

@@ -173,7 +173,6 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	return o
 }
 
-// rank orders wait states so a process takes its most telling thread's.
 // Site names where a thread waited: its syscall and its kernel wait
 // channel ("sendto/wait_woken", "epoll_wait/do_epoll_wait"), "running", or
 // the syscall's number when the lab has no name for it.
@@ -189,6 +188,7 @@ func Site(w probe.Wait) string {
 	return w.SyscallName + "/" + w.Wchan
 }
 
+// rank orders wait states so a process takes its most telling thread's.
 func rank(s probe.WaitState) int {
 	return map[probe.WaitState]int{probe.WaitOther: 1, probe.WaitIdle: 2, probe.WaitRunning: 3, probe.WaitSend: 4}[s]
 }

@@ -52,8 +52,11 @@ func (p *Progress) RunDone(log func(...any), condition string, k, n, planned int
 // RunLine is a progress summary of r, a run of c.
 func RunLine(c Condition, r report.Run) string {
 	verdict := "valid"
-	if !r.Valid {
+	switch {
+	case !r.Sound:
 		verdict = "INVALID: " + r.Invalid
+	case !r.Valid:
+		verdict = "server failed (sound run): " + r.Invalid
 	}
 	ref := ""
 	if a, ok := articleFigures[c.Ref]; ok {

@@ -37,6 +37,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	run := report.Run{Condition: rec.Condition, Run: rec.Run, StartedAt: rec.Started.UTC(),
 		RequestsTotal: len(res.Fast), DownloadsTotal: len(res.Downloads),
 		WindowS: res.Elapsed.Seconds(), Server: rec.Pod.Server.ID, Sysctls: rec.Client.Sysctls}
+	if l := rec.Client.Limits; l.CPUQuotaMicros > 0 && l.CPUPeriodMicros > 0 {
+		run.ClientCPUs = float64(l.CPUQuotaMicros) / float64(l.CPUPeriodMicros)
+	}
 	// failures are the server's (a failed request, a slow client not
 	// served whole); problems the lab's own (its sampler, its records).
 	var failures, problems []string
@@ -155,6 +158,12 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 	var p50, maxs, writes, completions []float64
 	var valid []report.Run
 	for _, r := range runs {
+		// An unsound run says nothing about the server: its counts stay out.
+		if !r.Sound {
+			continue
+		}
+		s.RunsSound++
+		s.ClientCPUs = max(s.ClientCPUs, r.ClientCPUs)
 		s.RequestsOK += r.RequestsOK
 		s.RequestsTotal += r.RequestsTotal
 		s.DownloadsComplete += r.DownloadsComplete

@@ -56,7 +56,7 @@ func Sweep(prof TCPProfile, sizes []int64, rates []float64) []Condition {
 // sameCell is whether c and d run the same pod under the same load.
 func (c Condition) sameCell(d Condition) bool {
 	return c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Downloads == d.Downloads &&
-		c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate && c.TCP == d.TCP
+		c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate && c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs
 }
 
 // SweepModel is the buffer model for article A's /fast schedule.

@@ -58,7 +58,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 			for _, p := range matrixPaths {
 				c, ok := cells[[3]string{col.ID, r.ID, p}]
 				if !ok {
-					row.Cells = append(row.Cells, matrixCellView{Class: "nodata"})
+					row.Cells = append(row.Cells, matrixCellView{Class: report.ClassNoData})
 					continue
 				}
 				row.Cells = append(row.Cells, cellView(c))
@@ -75,7 +75,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 			}
 			var steps []string
 			for _, st := range c.Steps {
-				steps = append(steps, fmt.Sprintf("%d: %s ms (%s)", st.Clients, num(st.P95Ms), st.Class))
+				steps = append(steps, fmt.Sprintf("%d: %s ms (%s; client %s core, lag max %s ms)", st.Clients, num(st.P95Ms), st.Class, num(st.ClientCPUs), num(st.LagMaxMs)))
 			}
 			v.Capacity = append(v.Capacity, capacityRow{Row: r.ID, Declared: declared + " (" + r.Basis + ")",
 				Column: c.Column, Text: c.Text, Steps: strings.Join(steps, "; ")})
@@ -85,12 +85,15 @@ func buildMatrix(m *report.Matrix) matrixView {
 }
 
 func cellView(c report.MatrixCell) matrixCellView {
-	v := matrixCellView{Ran: true, Class: c.Class, Condition: c.Condition, P95: num(c.P95Ms) + " ms",
-		Range: fmt.Sprintf("%d of %d runs", len(c.P95MsRuns), c.RunsTotal), Max: num(c.MaxMs) + " ms",
-		Failed: fmt.Sprintf("%d of %d failed", c.RequestsFailed, c.RequestsTotal), Write: seconds(c.WriteS)}
+	v := matrixCellView{Ran: true, Class: c.Class, Condition: c.Condition, P95: "–", Max: "–",
+		Range:  fmt.Sprintf("%d of %d runs", len(c.P95MsRuns), c.RunsTotal),
+		Failed: fmt.Sprintf("%d of %d failed", c.RequestsFailed, c.RequestsTotal), Write: "–"}
 	var outcomes []string
 	for _, o := range slices.Sorted(maps.Keys(c.SlowClients)) {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", c.SlowClients[o], o))
+	}
+	if len(c.P95MsRuns) > 0 { // figures come from valid runs only
+		v.P95, v.Max, v.Write = num(c.P95Ms)+" ms", num(c.MaxMs)+" ms", seconds(c.WriteS)
 	}
 	if c.P95MsMin != c.P95MsMax {
 		v.Range += ": " + rangeText(c.P95MsMin, c.P95MsMax)

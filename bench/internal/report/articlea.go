@@ -69,9 +69,12 @@ type Run struct {
 	// pod's start and teardown.
 	WindowS float64 `json:"window_s"`
 	WallS   float64 `json:"wall_s"`
-	// Server and Sysctls are what this run's pod ran with, read back.
-	Server  string            `json:"server"`
-	Sysctls map[string]string `json:"sysctls"`
+	// Server and Sysctls are what this run's pod ran with, read back, and
+	// ClientCPUs the client's CPU quota in cores as its cgroup says (0
+	// when unlimited or unread).
+	Server     string            `json:"server"`
+	Sysctls    map[string]string `json:"sysctls"`
+	ClientCPUs float64           `json:"client_cpus"`
 	// Observed is the probe's summary of the run (nil without a probe).
 	Observed *Observed `json:"observed,omitempty"`
 }
@@ -127,8 +130,16 @@ type Condition struct {
 	ReadRate   float64 `json:"read_rate_bytes_per_s"`
 	TCPProfile string  `json:"tcp_profile"`
 
-	RunsValid         int       `json:"runs_valid"`
-	RunsTotal         int       `json:"runs_total"`
+	// RunsTotal counts every run, RunsSound those the lab measured whole
+	// (the request and download counts below are theirs), RunsValid the
+	// sound runs in which the server failed nothing (the figures are
+	// theirs).
+	RunsValid int `json:"runs_valid"`
+	RunsSound int `json:"runs_sound"`
+	RunsTotal int `json:"runs_total"`
+	// ClientCPUs is the most CPU the client had in a run, read back from
+	// its cgroup (article A's 0.20; more for loads of more slow clients).
+	ClientCPUs        float64   `json:"client_cpus"`
 	P95Ms             float64   `json:"p95_ms"` // median of the runs' p95
 	P95MsRuns         []float64 `json:"p95_ms_runs"`
 	P95MsMin          float64   `json:"p95_ms_min"`

@@ -61,7 +61,7 @@ type MatrixCell struct {
 	Condition string `json:"condition"`
 	Class     string `json:"class"`
 	// RunsSound and RunsTotal count its runs; figures come from its valid
-	// runs (sound, nothing failed), counts from every sound run.
+	// runs (sound, nothing failed), counts from its sound runs.
 	RunsSound int `json:"runs_sound"`
 	RunsTotal int `json:"runs_total"`
 	// P95Ms is the median of the runs' /fast p95, with its range and the
@@ -104,19 +104,28 @@ type Capacity struct {
 	Column string         `json:"column"`
 	Steps  []CapacityStep `json:"steps"`
 	// FirstUnprotected is the fewest clients at which /fast was not
-	// protected, null when every step was; LastProtected the most clients
-	// below it that were, -1 if none (the two bracket the capacity when
-	// the steps skip); StepLimit the last step; Text says it in words.
+	// protected, null when every step was (or a step without data came
+	// first); LastProtected the most clients below it that were, -1 if
+	// none (the two bracket the capacity when the steps skip); StepLimit
+	// the last step; Text says it in words.
 	FirstUnprotected *int   `json:"first_unprotected"`
 	LastProtected    int    `json:"last_protected"`
 	StepLimit        int    `json:"step_limit"`
 	Text             string `json:"text"`
 }
 
-// CapacityStep is one step: Clients concurrent slow clients.
+// CapacityStep is one step: Clients concurrent slow clients. ClientCPUs
+// is the client's quota as its cgroup said (more slow clients get more;
+// 0 if unread), LagMaxMs how late
+// the /fast requester ran at worst and ClientThrottledShare the client's
+// throttled periods (median over runs): the client, not the server, set
+// the figures when these are high.
 type CapacityStep struct {
-	Clients   int     `json:"clients"`
-	Condition string  `json:"condition"`
-	Class     string  `json:"class"`
-	P95Ms     float64 `json:"p95_ms"`
+	Clients              int     `json:"clients"`
+	Condition            string  `json:"condition"`
+	Class                string  `json:"class"`
+	P95Ms                float64 `json:"p95_ms"`
+	ClientCPUs           float64 `json:"client_cpus"`
+	LagMaxMs             float64 `json:"lag_max_ms"`
+	ClientThrottledShare float64 `json:"client_throttled_share"`
 }

@@ -106,12 +106,12 @@ func Above(id string, m Metric, limit float64) Check {
 	}}
 }
 
-// AllBelow holds when m of every condition of ids is under limit; the
-// measured value is the largest.
-func AllBelow(ids []string, m Metric, limit float64) Check {
+// AllAbove holds when m of every condition of ids is over limit; the
+// measured value is the smallest.
+func AllAbove(ids []string, m Metric, limit float64) Check {
 	return condCheck{ids, m, func(v []float64) Outcome {
-		top := slices.Max(v)
-		return Outcome{top, fmt.Sprintf("< %g in each of %d conditions", limit, len(v)), top < limit}
+		low := slices.Min(v)
+		return Outcome{low, fmt.Sprintf("> %g in each of %d conditions", limit, len(v)), low > limit}
 	}}
 }
 

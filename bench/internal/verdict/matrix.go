@@ -18,6 +18,13 @@ const (
 	StalledMs = 1000
 )
 
+// pollCalls and epollCalls are the syscalls of poll(2) and epoll_wait(2)
+// on amd64 and arm64 (which has only the p-variants).
+var (
+	pollCalls  = []string{"poll", "ppoll"}
+	epollCalls = []string{"epoll_wait", "epoll_pwait", "epoll_pwait2"}
+)
+
 // WaitAt is the share of the app workers' samples at wait sites whose
 // syscall is one of syscalls (report.Condition.AppWaitSites): where the
 // workers waited, from the wait-site sampler.
@@ -38,16 +45,19 @@ func WaitAt(syscalls ...string) Metric {
 	})
 }
 
-// Class is condition s's class in the matrix (report.Class*): failed
-// when a /fast request failed or a slow client was not served whole in
-// any run; else by the median /fast p95 of its valid runs, protected
-// under ProtectedMs, stalled over StalledMs, slowed between; no-data
-// without a valid run.
+// Class is condition s's class in the matrix (report.Class*): no-data
+// without a sound run, or when its sound runs did not all run the
+// condition's slow clients; failed when a /fast request failed or a slow
+// client was not served whole in any sound run; else by the median /fast
+// p95 of its valid runs, protected under ProtectedMs, stalled over
+// StalledMs, slowed between.
 func Class(s report.Condition) string {
 	switch {
+	case s.RunsSound == 0 || s.RequestsTotal == 0 || s.DownloadsTotal != s.Downloads*s.RunsSound:
+		return report.ClassNoData
 	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0:
 		return report.ClassFailed
-	case s.RunsValid == 0 || s.RequestsTotal == 0:
+	case s.RunsValid == 0:
 		return report.ClassNoData
 	case s.P95Ms < ProtectedMs:
 		return report.ClassProtected
@@ -56,6 +66,9 @@ func Class(s report.Condition) string {
 	}
 	return report.ClassSlowed
 }
+
+// errNoClass is why a condition has no class.
+var errNoClass = fmt.Errorf("no sound run with all its slow clients, or no valid run")
 
 // Protected holds when condition id is in class protected: /fast p95
 // under ProtectedMs, no /fast request failed and every slow client was
@@ -80,7 +93,7 @@ func (c classCheck) Eval(d Data) (Outcome, error) {
 	}
 	class := Class(s)
 	if class == report.ClassNoData {
-		return Outcome{}, fmt.Errorf("%s: %w", c.id, errNoValidRun)
+		return Outcome{}, fmt.Errorf("%s: %w", c.id, errNoClass)
 	}
 	th := map[string]string{
 		report.ClassProtected: fmt.Sprintf("< %d ms, no failed request, every slow client whole", ProtectedMs),
@@ -94,10 +107,11 @@ func (c classCheck) Eval(d Data) (Outcome, error) {
 	return Outcome{Measured: s.P95Ms, Threshold: th, Holds: class == c.want}, nil
 }
 
-// cellID is the condition measuring a slow-read cell of the matrix: the
-// engine's MatrixID, or article A's own condition for the cells its table
-// holds (engine tests check both against the engine's tables).
-func cellID(row, path string) string {
+// MatrixCellID is the condition measuring a slow-read cell of the
+// matrix: the engine's MatrixID, or article A's own condition for the
+// cells its table holds (an engine test checks it against
+// engine.MatrixCells).
+func MatrixCellID(row, path string) string {
 	switch {
 	case row == syncRow:
 		return path + "-2dl"
@@ -107,8 +121,9 @@ func cellID(row, path string) string {
 	return "matrix-slow-read-" + row + "-" + path
 }
 
-// capacityID is a capacity step's own condition (engine.CapacityID).
-func capacityID(row string, n int) string { return fmt.Sprintf("capacity-slow-read-%s-%d", row, n) }
+// CapacityStepID is a slow-read capacity step's own condition
+// (engine.CapacityID; an engine test checks it).
+func CapacityStepID(row string, n int) string { return fmt.Sprintf("capacity-slow-read-%s-%d", row, n) }
 
 // The matrix's rows, by id (engine.MatrixRows).
 const (
@@ -133,54 +148,54 @@ var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvi
 var Matrix = func() []Verdict {
 	vs := []Verdict{
 		// Without a buffering proxy.
-		{ID: "sync-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(syncRow, "direct")),
+		{ID: "sync-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(MatrixCellID(syncRow, "direct")),
 			Text: "2 Gunicorn sync workers stall /fast under 2 slow readers: each worker waits in a send for its client"},
-		{ID: "gthread-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(gthreadRow, "direct")),
+		{ID: "gthread-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(gthreadRow, "direct")),
 			Text: "gthread 1x4 keeps /fast protected under 2 slow readers: 2 of its 4 threads stay free"},
-		{ID: "gevent-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(geventRow, "direct")),
+		{ID: "gevent-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(geventRow, "direct")),
 			Text: "2 gevent workers keep /fast protected under 2 slow readers: a send that would block yields to the hub"},
-		{ID: "gunicorn-uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(gunicornUvicorn, "direct")),
+		{ID: "gunicorn-uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(gunicornUvicorn, "direct")),
 			Text: "2 of Uvicorn's workers under Gunicorn keep /fast protected under 2 slow readers: send() awaits the drain in the event loop"},
-		{ID: "uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(uvicornRow, "direct")),
+		{ID: "uvicorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(uvicornRow, "direct")),
 			Text: "Uvicorn alone, 2 workers, keeps /fast protected under 2 slow readers"},
-		{ID: "async-workers-never-wait-in-send", Kind: Lab, Unit: "share",
-			Check: AllBelow([]string{cellID(geventRow, "direct"), cellID(gunicornUvicorn, "direct"), cellID(uvicornRow, "direct")}, MostBlocked, 0.05),
-			Text:  "no gevent or Uvicorn worker waits in a socket send: a write that would block parks the request and the worker's loop serves /fast"},
+		{ID: "async-workers-wait-in-their-loop", Kind: Lab, Unit: "share",
+			Check: AllAbove([]string{MatrixCellID(geventRow, "direct"), MatrixCellID(gunicornUvicorn, "direct"), MatrixCellID(uvicornRow, "direct")}, WaitAt(epollCalls...), 0.8),
+			Text:  "gevent and Uvicorn workers wait in their event loop's epoll_wait while the slow readers' writes are pending: a write that would block parks its request, and the loop serves /fast"},
 		// uWSGI's offload threads.
-		{ID: "uwsgi-generator-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiGen, "direct")),
+		{ID: "uwsgi-generator-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(MatrixCellID(uwsgiGen, "direct")),
 			Text: "uWSGI, 2 sync processes, a generator's body: /fast stalls under 2 slow readers"},
-		{ID: "uwsgi-generator-offload-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiGenOffload, "direct")),
+		{ID: "uwsgi-generator-offload-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(MatrixCellID(uwsgiGenOffload, "direct")),
 			Text: "offload threads do not help a generator's body: /fast still stalls under 2 slow readers"},
-		{ID: "uwsgi-generator-offload-write-held", Kind: Lab, Unit: "s", Check: Above(cellID(uwsgiGenOffload, "direct"), WriteS, 5),
+		{ID: "uwsgi-generator-offload-write-held", Kind: Lab, Unit: "s", Check: Above(MatrixCellID(uwsgiGenOffload, "direct"), WriteS, 5),
 			Text: "with offload threads, the worker still writes a generator's body itself, for as long as its client reads"},
-		{ID: "uwsgi-file-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(cellID(uwsgiFile, "direct")),
+		{ID: "uwsgi-file-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(MatrixCellID(uwsgiFile, "direct")),
 			Text: "uWSGI without offload threads sends a wsgi.file_wrapper body from its worker: /fast stalls under 2 slow readers"},
-		{ID: "uwsgi-file-write-held", Kind: Lab, Unit: "s", Check: Above(cellID(uwsgiFile, "direct"), WriteS, 5),
+		{ID: "uwsgi-file-write-held", Kind: Lab, Unit: "s", Check: Above(MatrixCellID(uwsgiFile, "direct"), WriteS, 5),
 			Text: "without offload threads, the worker holds a file's response for as long as its client reads"},
-		{ID: "uwsgi-file-offload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(uwsgiFileOffload, "direct")),
+		{ID: "uwsgi-file-offload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(uwsgiFileOffload, "direct")),
 			Text: "uWSGI with offload threads keeps /fast protected under 2 slow readers of a wsgi.file_wrapper body"},
-		{ID: "uwsgi-file-offload-write-free", Kind: Lab, Unit: "s", Check: Below(cellID(uwsgiFileOffload, "direct"), WriteS, 0.1),
+		{ID: "uwsgi-file-offload-write-free", Kind: Lab, Unit: "s", Check: Below(MatrixCellID(uwsgiFileOffload, "direct"), WriteS, 0.1),
 			Text: "with offload threads, the worker hands the file to an offload thread and is free at once"},
 		// Their mechanism, from the wait-site sampler: uWSGI writes without
 		// blocking and waits for its socket in poll(2); a free worker waits
 		// for requests in epoll_wait.
-		{ID: "uwsgi-generator-offload-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiGenOffload, "direct"), WaitAt("poll"), 0.5),
+		{ID: "uwsgi-generator-offload-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiGenOffload, "direct"), WaitAt(pollCalls...), 0.5),
 			Text: "with offload threads and a generator, the workers spend most of the window in poll(2), waiting for their client's socket to drain"},
-		{ID: "uwsgi-file-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiFile, "direct"), WaitAt("poll"), 0.5),
+		{ID: "uwsgi-file-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFile, "direct"), WaitAt(pollCalls...), 0.5),
 			Text: "without offload threads, the workers spend most of the window in poll(2) between their sendfile calls"},
-		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(cellID(uwsgiFileOffload, "direct"), WaitAt("epoll_wait"), 0.9),
+		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFileOffload, "direct"), WaitAt(epollCalls...), 0.9),
 			Text: "with offload threads and a file, the workers wait for requests in epoll_wait: the offload threads send the files"},
 		// Capacity: count the write waits against the concurrency.
 		{ID: "sync-capacity", Kind: Lab, Unit: "clients",
-			Check: FirstUnprotected([]string{"direct-1dl", "direct-2dl", capacityID(syncRow, 3)}, []int{1, 2, 3}, 2),
+			Check: FirstUnprotected([]string{"direct-1dl", "direct-2dl", CapacityStepID(syncRow, 3)}, []int{1, 2, 3}, 2),
 			Text:  "2 sync workers leave /fast protected up to 1 slow reader and not from 2, their worker count"},
 		{ID: "gthread-capacity", Kind: Lab, Unit: "clients",
-			Check: FirstUnprotected([]string{capacityID(gthreadRow, 3), capacityID(gthreadRow, 4), capacityID(gthreadRow, 5)}, []int{3, 4, 5}, 4),
+			Check: FirstUnprotected([]string{CapacityStepID(gthreadRow, 3), CapacityStepID(gthreadRow, 4), CapacityStepID(gthreadRow, 5)}, []int{3, 4, 5}, 4),
 			Text:  "gthread 1x4 leaves /fast protected up to 3 slow readers and not from 4, its thread count"},
 	}
 	// Behind NGINX buffering on, every row is protected.
 	for _, row := range MatrixRowIDs {
-		vs = append(vs, Verdict{ID: row + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(cellID(row, "nginx-on")),
+		vs = append(vs, Verdict{ID: row + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(row, "nginx-on")),
 			Text: row + " behind NGINX buffering on keeps /fast protected under 2 slow readers: NGINX takes each response at once"})
 	}
 	return vs
@@ -211,7 +226,7 @@ func (c capacityCheck) Eval(d Data) (Outcome, error) {
 		}
 		class := Class(s)
 		if class == report.ClassNoData {
-			return Outcome{}, fmt.Errorf("%s: %w", id, errNoValidRun)
+			return Outcome{}, fmt.Errorf("%s: %w", id, errNoClass)
 		}
 		if class != report.ClassProtected && first < 0 {
 			first = c.clients[i]

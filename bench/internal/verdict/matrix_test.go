@@ -11,7 +11,7 @@ import (
 
 // cellSummary is a 2-download cell of 1 run with p95 and nothing failed.
 func cellSummary(id string, p95 float64) report.Condition {
-	return report.Condition{ID: id, Downloads: 2, RunsTotal: 1, RunsValid: 1, P95Ms: p95, P95MsRuns: []float64{p95},
+	return report.Condition{ID: id, Downloads: 2, RunsTotal: 1, RunsSound: 1, RunsValid: 1, P95Ms: p95, P95MsRuns: []float64{p95},
 		RequestsOK: 72, RequestsTotal: 72, DownloadsComplete: 2, DownloadsTotal: 2, WriteS: 6.6, CompletionS: 8}
 }
 
@@ -27,6 +27,9 @@ func TestClass(t *testing.T) {
 	assert.Equal(t, report.ClassFailed, Class(failed))
 	none := report.Condition{ID: "x", RunsTotal: 1}
 	assert.Equal(t, report.ClassNoData, Class(none))
+	missing := cellSummary("x", 1.5)
+	missing.DownloadsTotal, missing.DownloadsComplete = 1, 1
+	assert.Equal(t, report.ClassNoData, Class(missing), "a run whose slow clients did not all run says nothing")
 }
 
 // The protected check catches what it exists for: a cell whose p95 is
@@ -47,7 +50,7 @@ func TestProtectedCatchesATruncatedClient(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, o.Holds)
 	_, err = Protected("c").Eval(Data{Conditions: map[string]report.Condition{"c": {ID: "c", RunsTotal: 1}}})
-	assert.ErrorContains(t, err, "no valid run", "no data never passes")
+	assert.ErrorContains(t, err, "no sound run", "no data never passes")
 }
 
 func TestFirstUnprotected(t *testing.T) {
@@ -80,32 +83,32 @@ func TestMatrixVerdictsHoldOnTheMeasuredShape(t *testing.T) {
 	cs := map[string]report.Condition{}
 	for _, row := range MatrixRowIDs {
 		for _, p := range []string{"direct", "nginx-off", "nginx-on"} {
-			cs[cellID(row, p)] = cellSummary(cellID(row, p), 1.5)
+			cs[MatrixCellID(row, p)] = cellSummary(MatrixCellID(row, p), 1.5)
 		}
 	}
 	for _, row := range []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile} {
-		cs[cellID(row, "direct")] = cellSummary(cellID(row, "direct"), 5970)
+		cs[MatrixCellID(row, "direct")] = cellSummary(MatrixCellID(row, "direct"), 5970)
 	}
-	for _, id := range []string{cellID(geventRow, "direct"), cellID(gunicornUvicorn, "direct"), cellID(uvicornRow, "direct")} {
+	for _, id := range []string{MatrixCellID(geventRow, "direct"), MatrixCellID(gunicornUvicorn, "direct"), MatrixCellID(uvicornRow, "direct")} {
 		c := cs[id]
-		c.AppWorkerSendShareMax = f(0)
+		c.AppWaitSites = []report.SiteShare{{Site: "epoll_wait/do_epoll_wait", Share: 0.96}, {Site: "running", Share: 0.04}}
 		cs[id] = c
 	}
 	poll := []report.SiteShare{{Site: "poll/poll_schedule_timeout.constprop.0", Share: 0.72}, {Site: "epoll_wait/do_epoll_wait", Share: 0.28}}
 	for _, row := range []string{uwsgiGenOffload, uwsgiFile} {
-		c := cs[cellID(row, "direct")]
+		c := cs[MatrixCellID(row, "direct")]
 		c.AppWaitSites = poll
 		cs[c.ID] = c
 	}
-	fo := cs[cellID(uwsgiFileOffload, "direct")]
+	fo := cs[MatrixCellID(uwsgiFileOffload, "direct")]
 	fo.WriteS = 0.001
 	fo.AppWaitSites = []report.SiteShare{{Site: "epoll_wait/do_epoll_wait", Share: 1}}
 	cs[fo.ID] = fo
 	cs["direct-1dl"] = cellSummary("direct-1dl", 1.2)
-	cs[capacityID(syncRow, 3)] = cellSummary(capacityID(syncRow, 3), 5990)
-	cs[capacityID(gthreadRow, 3)] = cellSummary(capacityID(gthreadRow, 3), 1.6)
-	cs[capacityID(gthreadRow, 4)] = cellSummary(capacityID(gthreadRow, 4), 5900)
-	cs[capacityID(gthreadRow, 5)] = cellSummary(capacityID(gthreadRow, 5), 5950)
+	cs[CapacityStepID(syncRow, 3)] = cellSummary(CapacityStepID(syncRow, 3), 5990)
+	cs[CapacityStepID(gthreadRow, 3)] = cellSummary(CapacityStepID(gthreadRow, 3), 1.6)
+	cs[CapacityStepID(gthreadRow, 4)] = cellSummary(CapacityStepID(gthreadRow, 4), 5900)
+	cs[CapacityStepID(gthreadRow, 5)] = cellSummary(CapacityStepID(gthreadRow, 5), 5950)
 	require.NoError(t, Validate(Matrix))
 	for _, c := range Evaluate(Matrix, Data{Conditions: cs}) {
 		assert.Truef(t, c.Holds, "%s: %s (measured %g, %s)", c.ID, c.Note, c.Measured, c.Threshold)
@@ -120,4 +123,37 @@ func TestWaitAt(t *testing.T) {
 	assert.InDelta(t, 0.7, v, 1e-9)
 	_, err = WaitAt("poll").of(report.Condition{RunsValid: 1})
 	assert.ErrorContains(t, err, "no poll wait share from the sampler", "no sites never pass")
+}
+
+// The event-loop check catches what it exists for: workers that wait in a
+// blocking send, as sync workers do, fail it.
+func TestEventLoopCheckCatchesBlockingSends(t *testing.T) {
+	v, ok := Find(Matrix, "async-workers-wait-in-their-loop")
+	require.True(t, ok)
+	cs := map[string]report.Condition{}
+	for _, id := range v.Check.Needs() {
+		c := cellSummary(id, 1.5)
+		c.AppWaitSites = []report.SiteShare{{Site: "epoll_wait/do_epoll_wait", Share: 0.99}}
+		cs[id] = c
+	}
+	o, err := v.Check.Eval(Data{Conditions: cs})
+	require.NoError(t, err)
+	assert.True(t, o.Holds)
+	blocked := cs[MatrixCellID(uvicornRow, "direct")]
+	blocked.AppWaitSites = []report.SiteShare{{Site: "sendto/wait_woken", Share: 0.72}, {Site: "pselect6/poll_schedule_timeout.constprop.0", Share: 0.28}}
+	cs[blocked.ID] = blocked
+	o, err = v.Check.Eval(Data{Conditions: cs})
+	require.NoError(t, err)
+	assert.False(t, o.Holds, "sync-like waits fail it")
+	assert.Equal(t, 0.0, o.Measured)
+}
+
+func TestWaitAtKnowsArm64(t *testing.T) {
+	c := report.Condition{RunsValid: 1, AppWaitSites: []report.SiteShare{{Site: "epoll_pwait/do_epoll_wait", Share: 0.9}, {Site: "ppoll/do_sys_poll", Share: 0.1}}}
+	v, err := WaitAt(epollCalls...).of(c)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.9, v, 1e-9)
+	v, err = WaitAt(pollCalls...).of(c)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.1, v, 1e-9)
 }
