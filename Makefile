@@ -13,8 +13,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
-## sweep's 2 MiB/s row, 2 runs per cell; every resilience-matrix cell
-## once, sync and gthread stepped around their concurrency); JUnit,
+## sweep's 2 MiB/s row, 2 runs per cell; every resilience-matrix row once
+## direct and behind buffering on, gthread stepped at 3 and 4); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)

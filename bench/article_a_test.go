@@ -4,8 +4,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/verdict"
 )
@@ -19,9 +17,5 @@ import (
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
 	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, progressA, validRun)
-	t.Run("claims", func(t *testing.T) {
-		claims, err := lab.Reports.Evaluate("a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
-		require.NoError(t, err)
-		assertVerdicts(t, claims)
-	})
+	assertTable(t, "a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
 }

@@ -3,8 +3,6 @@ package bench
 import (
 	"testing"
 
-	"github.com/stretchr/testify/require"
-
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/verdict"
 )
@@ -19,9 +17,5 @@ import (
 func TestSweep(t *testing.T) {
 	plan := lab.Settings.Plan()
 	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, progressSweep, validRun)
-	t.Run("claims", func(t *testing.T) {
-		claims, err := lab.Reports.Evaluate("sweep", verdict.Sweep)
-		require.NoError(t, err)
-		assertVerdicts(t, claims)
-	})
+	assertTable(t, "sweep", verdict.Sweep)
 }

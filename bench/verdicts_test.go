@@ -9,6 +9,7 @@ import (
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
 )
 
 // progressA counts article A's runs, progressB article B's rows.
@@ -31,6 +32,17 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 				cl.Kind, cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit)
 		})
 	}
+}
+
+// assertTable evaluates verdict table vs (stored as table in claims.json)
+// on everything the series measured so far, and asserts each verdict in
+// the subtest claims/<id>.
+func assertTable(t *testing.T, table string, vs []verdict.Verdict) {
+	t.Run("claims", func(t *testing.T) {
+		claims, err := lab.Reports.Evaluate(table, vs)
+		require.NoError(t, err)
+		assertVerdicts(t, claims)
+	})
 }
 
 // Judges of a run: validRun asserts that the server failed nothing and the

@@ -6,6 +6,7 @@ import (
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/verdict"
 )
 
 // The resilience matrix: rows are Python server setups, columns slow-client
@@ -146,14 +147,14 @@ func MatrixCells() []MatrixCell {
 // plus one, at most MatrixStepLimit; a row that declares none is stepped
 // densely to 4 and then at 6, 8, 12 and 16 (bracketSteps, up to
 // MatrixStepLimit), so its stall, if any, is bracketed. near steps only
-// the declared concurrency and its two neighbours (none for a row that
+// the declared concurrency and the step below it (none for a row that
 // declares none): what shows that the row stalls exactly there.
 func CapacitySteps(r Row, near bool) []int {
 	if near {
 		if r.Concurrency == 0 {
 			return nil
 		}
-		return slices.Compact([]int{r.Concurrency - 1, r.Concurrency, min(r.Concurrency+1, MatrixStepLimit)})
+		return []int{r.Concurrency - 1, min(r.Concurrency, MatrixStepLimit)}
 	}
 	var out []int
 	if r.Concurrency > 0 {
@@ -211,6 +212,19 @@ func reuse(c Condition) Condition {
 		}
 	}
 	return c
+}
+
+// MatrixVerdicts are the matrix's verdicts: verdict.Matrix's about named
+// rows, and for every row of MatrixRows that it is protected behind NGINX
+// buffering on.
+func MatrixVerdicts() []verdict.Verdict {
+	vs := slices.Clone(verdict.Matrix)
+	for _, c := range MatrixCells() {
+		if c.Column == SlowRead.ID && c.Path == NginxOn.ID {
+			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+		}
+	}
+	return vs
 }
 
 // Own are the conditions of cells or steps not held by article A's table,

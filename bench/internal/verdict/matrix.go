@@ -138,13 +138,29 @@ const (
 	uwsgiFileOffload = "uwsgi-2-file-offload-2"
 )
 
-// MatrixRowIDs are the rows the verdicts know, in the engine's order.
+// MatrixRowIDs are the rows Matrix names (an engine test checks that the
+// engine has each).
 var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvicornRow,
 	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload}
 
-// Matrix are the resilience matrix's verdicts, asserted in
+// NginxOnProtected is the verdict that row, measured by condition id
+// behind NGINX buffering on, is protected: asserted for every row of the
+// engine's table (engine.MatrixVerdicts), so a new row gets it with no
+// edit here.
+func NginxOnProtected(row, id string) Verdict {
+	return Verdict{ID: row + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(id),
+		Text: row + " behind NGINX buffering on keeps /fast protected under 2 slow readers: NGINX takes each response at once"}
+}
+
+// Matrix are the resilience matrix's verdicts about named rows, asserted
+// with one per row of the engine's table (engine.MatrixVerdicts) in
 // TestMatrix/claims/<id>: the ones whose outcome the mechanism makes
-// certain, each with its margin in reports/measurements.md.
+// certain, each with the distribution behind its margin in
+// reports/measurements.md. The wait-site thresholds (0.5 of samples in
+// poll, 0.8 in epoll_wait) sit far from both sides: a worker that waits
+// for its client spends about 0.72 of the window in its write wait and
+// 0.28 in epoll_wait, a free one 0.92 to 1.00 in epoll_wait over 61
+// cells and steps.
 var Matrix = func() []Verdict {
 	vs := []Verdict{
 		// Without a buffering proxy.
@@ -183,20 +199,15 @@ var Matrix = func() []Verdict {
 			Text: "with offload threads and a generator, the workers spend most of the window in poll(2), waiting for their client's socket to drain"},
 		{ID: "uwsgi-file-waits-in-poll", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFile, "direct"), WaitAt(pollCalls...), 0.5),
 			Text: "without offload threads, the workers spend most of the window in poll(2) between their sendfile calls"},
-		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFileOffload, "direct"), WaitAt(epollCalls...), 0.9),
+		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFileOffload, "direct"), WaitAt(epollCalls...), 0.8),
 			Text: "with offload threads and a file, the workers wait for requests in epoll_wait: the offload threads send the files"},
 		// Capacity: count the write waits against the concurrency.
 		{ID: "sync-capacity", Kind: Lab, Unit: "clients",
-			Check: FirstUnprotected([]string{"direct-1dl", "direct-2dl", CapacityStepID(syncRow, 3)}, []int{1, 2, 3}, 2),
+			Check: FirstUnprotected([]string{"direct-1dl", "direct-2dl"}, []int{1, 2}, 2),
 			Text:  "2 sync workers leave /fast protected up to 1 slow reader and not from 2, their worker count"},
 		{ID: "gthread-capacity", Kind: Lab, Unit: "clients",
-			Check: FirstUnprotected([]string{CapacityStepID(gthreadRow, 3), CapacityStepID(gthreadRow, 4), CapacityStepID(gthreadRow, 5)}, []int{3, 4, 5}, 4),
+			Check: FirstUnprotected([]string{CapacityStepID(gthreadRow, 3), CapacityStepID(gthreadRow, 4)}, []int{3, 4}, 4),
 			Text:  "gthread 1x4 leaves /fast protected up to 3 slow readers and not from 4, its thread count"},
-	}
-	// Behind NGINX buffering on, every row is protected.
-	for _, row := range MatrixRowIDs {
-		vs = append(vs, Verdict{ID: row + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(row, "nginx-on")),
-			Text: row + " behind NGINX buffering on keeps /fast protected under 2 slow readers: NGINX takes each response at once"})
 	}
 	return vs
 }()
