@@ -91,6 +91,13 @@ func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capac
 		return nil
 	}
 	c.StepLimit = c.Steps[len(c.Steps)-1].Clients
+	for _, st := range c.Steps {
+		if st.Class == report.ClassStalled {
+			n := st.Clients
+			c.FirstStalled = &n
+			break
+		}
+	}
 	c.LastProtected = -1
 	for _, st := range c.Steps {
 		if st.Class == report.ClassNoData {
@@ -112,6 +119,9 @@ func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capac
 				c.Text = fmt.Sprintf("%s from the first step, %d", st.Class, n)
 			default:
 				c.Text = fmt.Sprintf("%s from between %d and %d", st.Class, c.LastProtected+1, n)
+			}
+			if c.FirstStalled != nil && *c.FirstStalled != n {
+				c.Text += fmt.Sprintf("; stalled from %d", *c.FirstStalled)
 			}
 			return &c
 		}

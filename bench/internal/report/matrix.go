@@ -108,10 +108,13 @@ type Capacity struct {
 	// first); LastProtected the most clients below it that were, -1 if
 	// none (the two bracket the capacity when the steps skip); StepLimit
 	// the last step; Text says it in words.
-	FirstUnprotected *int   `json:"first_unprotected"`
-	LastProtected    int    `json:"last_protected"`
-	StepLimit        int    `json:"step_limit"`
-	Text             string `json:"text"`
+	FirstUnprotected *int `json:"first_unprotected"`
+	// FirstStalled is the fewest clients at which /fast stalled (class
+	// stalled), null if no step did: the capacity the verdicts assert.
+	FirstStalled  *int   `json:"first_stalled"`
+	LastProtected int    `json:"last_protected"`
+	StepLimit     int    `json:"step_limit"`
+	Text          string `json:"text"`
 }
 
 // CapacityStep is one step: Clients concurrent slow clients. ClientCPUs

@@ -53,7 +53,7 @@ func TestProtectedCatchesATruncatedClient(t *testing.T) {
 	assert.ErrorContains(t, err, "no sound run", "no data never passes")
 }
 
-func TestFirstUnprotected(t *testing.T) {
+func TestFirstStalled(t *testing.T) {
 	ids, clients := []string{"a", "b", "c"}, []int{3, 4, 5}
 	d := func(p95 ...float64) Data {
 		m := map[string]report.Condition{}
@@ -62,20 +62,23 @@ func TestFirstUnprotected(t *testing.T) {
 		}
 		return Data{Conditions: m}
 	}
-	o, err := FirstUnprotected(ids, clients, 4).Eval(d(1.4, 5900, 5950))
+	o, err := FirstStalled(ids, clients, 4).Eval(d(1.4, 5900, 5950))
 	require.NoError(t, err)
 	assert.True(t, o.Holds)
 	assert.Equal(t, 4.0, o.Measured)
 
-	o, _ = FirstUnprotected(ids, clients, 4).Eval(d(1.4, 1.6, 5950))
+	o, _ = FirstStalled(ids, clients, 4).Eval(d(1.4, 1.6, 5950))
 	assert.False(t, o.Holds, "a row that takes one more client than it declares fails")
 	assert.Equal(t, 5.0, o.Measured)
 
-	o, _ = FirstUnprotected(ids, clients, 4).Eval(d(1.4, 1.6, 1.5))
+	o, _ = FirstStalled(ids, clients, 4).Eval(d(1.4, 1.6, 1.5))
 	assert.False(t, o.Holds)
-	assert.Equal(t, -1.0, o.Measured, "never unprotected")
+	assert.Equal(t, -1.0, o.Measured, "never stalled")
 
-	_, err = FirstUnprotected(ids, clients, 4).Eval(Data{Conditions: map[string]report.Condition{"a": cellSummary("a", 1)}})
+	o, _ = FirstStalled(ids, clients, 4).Eval(d(12, 5900, 5950))
+	assert.True(t, o.Holds, "a slowed step below is no stall")
+
+	_, err = FirstStalled(ids, clients, 4).Eval(Data{Conditions: map[string]report.Condition{"a": cellSummary("a", 1)}})
 	assert.ErrorContains(t, err, "b: no summary")
 }
 
