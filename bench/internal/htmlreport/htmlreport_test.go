@@ -61,6 +61,14 @@ func render(t *testing.T, dir string) []byte {
 }
 
 // copyFixture is a writable copy of the fixture directory.
+// section is the page's <section id="id">, up to its end.
+func section(t *testing.T, page, id string) string {
+	t.Helper()
+	i := strings.Index(page, `<section id="`+id+`">`)
+	require.GreaterOrEqualf(t, i, 0, "no section %s", id)
+	return page[i : i+strings.Index(page[i:], "</section>")]
+}
+
 func copyFixture(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()

@@ -16,9 +16,7 @@ import (
 // A's sections.
 func TestMatrixSection(t *testing.T) {
 	page := string(render(t, fixtureDir))
-	i := strings.Index(page, `<section id="matrix">`)
-	require.GreaterOrEqual(t, i, 0)
-	sec := page[i : i+strings.Index(page[i:], "</section>")]
+	sec := section(t, page, "matrix")
 	cells, capacity, ok := strings.Cut(sec, "<h3>Capacity")
 	require.True(t, ok)
 	assert.Equal(t, 9, strings.Count(cells, "<tr><td><b>"), "one row per server setup")
@@ -30,15 +28,11 @@ func TestMatrixSection(t *testing.T) {
 	assert.Contains(t, sec, "2 complete")
 	assert.Contains(t, sec, "poll/poll_schedule_timeout")
 
-	art := page[strings.Index(page, `<section id="article-a-table">`):]
-	art = art[:strings.Index(art, "</section>")]
-	assert.NotContains(t, art, "matrix-slow-read-", "the matrix's cells are not article A's")
+	assert.NotContains(t, section(t, page, "article-a-table"), "matrix-slow-read-", "the matrix's cells are not article A's")
 }
 
 func TestMatrixAbsent(t *testing.T) {
 	dir := copyFixture(t)
 	require.NoError(t, os.Remove(filepath.Join(dir, "matrix.json")))
-	page := string(render(t, dir))
-	i := strings.Index(page, `<section id="matrix">`)
-	assert.Contains(t, page[i:i+400], notMeasured)
+	assert.Contains(t, section(t, string(render(t, dir)), "matrix"), notMeasured)
 }

@@ -15,10 +15,7 @@ import (
 // The sweep's section states the model's score, one row per cell with its
 // verdicts, and what each path held, from sweep.json alone.
 func TestSweepSection(t *testing.T) {
-	page := string(render(t, fixtureDir))
-	i := strings.Index(page, `<section id="sweep">`)
-	require.GreaterOrEqual(t, i, 0)
-	sec := page[i : i+strings.Index(page[i:], "</section>")]
+	sec := section(t, string(render(t, fixtureDir)), "sweep")
 	assert.Contains(t, sec, "Write time right on 58 of 60 predicted cells (97 %); stall right on 59 of 60 (98 %).")
 	assert.Equal(t, 60, strings.Count(sec, "<tr><td><b>"), "one row per cell")
 	assert.Contains(t, sec, "nginx-off · stock · 1 MiB/s")
