@@ -1,6 +1,7 @@
 // Package nginxconf renders the NGINX configuration of article A's proxy
 // arms from one template. The buffer settings are the article's and are
-// fixed; what varies per condition is buffering and the addresses.
+// fixed; what varies per condition is buffering (of responses and of
+// request bodies), gzip and the addresses.
 package nginxconf
 
 import (
@@ -30,6 +31,14 @@ var tmpl = template.Must(template.New("nginx.conf").Parse(text))
 type Config struct {
 	// Buffering is proxy_buffering on (true) or off (false).
 	Buffering bool
+	// RequestBuffering is proxy_request_buffering on (true, NGINX's
+	// default: the whole request body is read before the upstream is
+	// sent anything) or off (the body streams to the upstream as it
+	// arrives).
+	RequestBuffering bool
+	// Gzip turns gzip on for text/event-stream responses (off: no gzip,
+	// NGINX's default).
+	Gzip bool
 	// Listen is the host:port NGINX accepts clients on.
 	Listen string
 	// Upstream is the host:port of the WSGI server.
@@ -47,17 +56,24 @@ type Option func(*Config)
 // WithBuffering sets proxy_buffering.
 func WithBuffering(on bool) Option { return func(c *Config) { c.Buffering = on } }
 
+// WithRequestBuffering sets proxy_request_buffering.
+func WithRequestBuffering(on bool) Option { return func(c *Config) { c.RequestBuffering = on } }
+
+// WithGzip turns gzip on for text/event-stream.
+func WithGzip(on bool) Option { return func(c *Config) { c.Gzip = on } }
+
 // WithWorkerProcesses sets worker_processes ("auto" or a count).
 func WithWorkerProcesses(n string) Option { return func(c *Config) { c.WorkerProcesses = n } }
 
 // New returns the default Config changed by opts.
 func New(opts ...Option) Config {
 	c := Config{
-		Buffering:       true,
-		Listen:          DefaultListen,
-		Upstream:        DefaultUpstream,
-		TempPath:        DefaultTempPath,
-		WorkerProcesses: DefaultWorkerProcesses,
+		Buffering:        true,
+		RequestBuffering: true,
+		Listen:           DefaultListen,
+		Upstream:         DefaultUpstream,
+		TempPath:         DefaultTempPath,
+		WorkerProcesses:  DefaultWorkerProcesses,
 	}
 	for _, o := range opts {
 		o(&c)

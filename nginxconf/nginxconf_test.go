@@ -35,6 +35,22 @@ func TestRenderDiffersOnlyInBuffering(t *testing.T) {
 	assert.Equal(t, strings.Replace(on, "proxy_buffering on;", "proxy_buffering off;", 1), off)
 }
 
+func TestRenderRequestBufferingAndGzip(t *testing.T) {
+	def, err := New().Render()
+	require.NoError(t, err)
+	assert.Contains(t, def, "proxy_request_buffering on;")
+	assert.Contains(t, def, "client_max_body_size 32m;")
+	assert.Contains(t, def, "gzip off;")
+	assert.NotContains(t, def, "gzip_types")
+	off, err := New(WithRequestBuffering(false)).Render()
+	require.NoError(t, err)
+	assert.Equal(t, strings.Replace(def, "proxy_request_buffering on;", "proxy_request_buffering off;", 1), off)
+	gz, err := New(WithGzip(true)).Render()
+	require.NoError(t, err)
+	assert.Contains(t, gz, "gzip on;")
+	assert.Contains(t, gz, "gzip_types text/event-stream;")
+}
+
 func TestRenderRejectsMalformedSettings(t *testing.T) {
 	cases := map[string]struct {
 		opt  Option
