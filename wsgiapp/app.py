@@ -3,6 +3,12 @@
 /fast   a 12-byte JSON body, produced at once.
 /large  a body of known Content-Length made of one prepared 64 KiB block
         repeated (16 MiB unless ?size=BYTES says otherwise).
+/upload (POST) reads the request body to its end in 64 KiB reads,
+        discards it, and answers {"read": BYTES}.
+/events a text/event-stream of ?n= events (50) ?gap_ms= apart (100), each
+        "data: <send time, ns since the epoch>"; ?xaccel=no adds the
+        X-Accel-Buffering: no header that turns NGINX's buffering off for
+        this response.
 
 For every /large response the app records how long the server took to
 take the body (writelog.py): from the generator handing out its first
@@ -14,6 +20,7 @@ the server to the server closing it.
 
 import json
 import os
+import time
 from urllib.parse import parse_qs
 
 import writelog
@@ -133,6 +140,69 @@ def _bad_request(start_response, message):
     return [body]
 
 
+MAX_EVENTS = 1000
+MAX_EVENT_GAP_MS = 1000
+
+
+def _int_arg(query, name, default, low, high):
+    """query's whole-number argument name within [low, high], default when
+    absent; ValueError names it and the accepted range."""
+    if name not in query:
+        return default
+    try:
+        v = int(query[name][0])
+    except ValueError:
+        v = None
+    if v is None or not low <= v <= high:
+        raise ValueError("%s must be a whole number from %d to %d" % (name, low, high))
+    return v
+
+
+def upload(environ, start_response):
+    """Read the body to its end and discard it; record how long reading
+    took (via "upload": write_ns is the body's read time)."""
+    try:
+        size = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return _bad_request(start_response, "Content-Length must be a whole number")
+    if not 0 <= size <= MAX_LARGE:
+        return _bad_request(start_response, "Content-Length must be between 0 and %d" % MAX_LARGE)
+    stream = environ["wsgi.input"]
+    clock, read = writelog.Clock(), 0
+    while read < size:
+        chunk = stream.read(min(len(BLOCK), size - read))
+        if not chunk:
+            break
+        read += len(chunk)
+    writelog.record(environ.get("HTTP_X_LAB_ID", ""), clock, read, size, read == size, "upload")
+    body = json.dumps({"read": read}).encode()
+    start_response("200 OK", [
+        ("Content-Type", "application/json"),
+        ("Content-Length", str(len(body))),
+    ])
+    return [body]
+
+
+def events(environ, start_response):
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    try:
+        n = _int_arg(query, "n", 50, 1, MAX_EVENTS)
+        gap = _int_arg(query, "gap_ms", 100, 0, MAX_EVENT_GAP_MS)
+    except ValueError as e:
+        return _bad_request(start_response, str(e))
+    headers = [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")]
+    if query.get("xaccel") == ["no"]:
+        headers.append(("X-Accel-Buffering", "no"))
+    start_response("200 OK", headers)
+
+    def stream():
+        for k in range(n):
+            if k:
+                time.sleep(gap / 1000)
+            yield ("id: %d\ndata: %d\n\n" % (k, time.time_ns())).encode()
+    return stream()
+
+
 def application(environ, start_response):
     path = environ.get("PATH_INFO", "")
     if path == "/fast":
@@ -141,6 +211,10 @@ def application(environ, start_response):
             ("Content-Length", str(len(FAST_BODY))),
         ])
         return [FAST_BODY]
+    if path == "/upload" and environ.get("REQUEST_METHOD") == "POST":
+        return upload(environ, start_response)
+    if path == "/events":
+        return events(environ, start_response)
     if path == "/large":
         query = parse_qs(environ.get("QUERY_STRING", ""))
         size = DEFAULT_LARGE

@@ -1,7 +1,8 @@
 """The ASGI twin of app.py, for Uvicorn alone and Gunicorn's
 UvicornWorker: the same /fast (a 12-byte JSON body) and /large (a body of
 known Content-Length made of one prepared 64 KiB block repeated, 16 MiB
-unless ?size=BYTES says otherwise), and the same write record
+unless ?size=BYTES says otherwise), POST /upload (the body read to its
+end and discarded, answered {"read": BYTES}), and the same write record
 (writelog.py): from the first block handed to send() to the last send()
 returning. Uvicorn's send() waits while its transport holds more than its
 high-water mark (64 KiB), so the record follows the client's pace as a
@@ -12,6 +13,7 @@ incomplete.
 """
 
 import asyncio
+import json
 from urllib.parse import parse_qs
 
 import writelog
@@ -36,12 +38,32 @@ async def _lifespan(receive, send):
             return
 
 
+async def _upload(scope, receive, send):
+    """Read the body to its end; record its read time (via "upload")."""
+    headers = dict(scope["headers"])
+    try:
+        size = int(headers.get(b"content-length", b"0"))
+    except ValueError:
+        return await _respond(send, 400, b'{"error": "Content-Length must be a whole number"}')
+    clock, read, more = writelog.Clock(), 0, True
+    while more:
+        msg = await receive()
+        if msg["type"] == "http.disconnect":
+            break
+        read += len(msg.get("body", b""))
+        more = msg.get("more_body", False)
+    writelog.record(headers.get(b"x-lab-id", b"").decode(), clock, read, size, read == size, "upload")
+    await _respond(send, 200, json.dumps({"read": read}).encode())
+
+
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         return await _lifespan(receive, send)
     path = scope["path"]
     if path == "/fast":
         return await _respond(send, 200, FAST_BODY)
+    if path == "/upload" and scope["method"] == "POST":
+        return await _upload(scope, receive, send)
     if path != "/large":
         return await _respond(send, 404, b'{"error": "not found"}')
     query = parse_qs(scope.get("query_string", b"").decode())

@@ -8,6 +8,8 @@ out its first block (or the file) to the server having taken the last
 one (generator resumed, send() returned, or the file closed). complete
 says the server took the whole body: for a file, that it closed it after
 taking it (whether the client got every byte is the client's record).
+For a POST /upload (via "upload"), write_ns is the time the app took to
+read the request body, and bytes what it read.
 """
 
 import json
