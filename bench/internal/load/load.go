@@ -44,8 +44,12 @@ type Spec struct {
 	// LargeURL is the download target; the body must be LargeSize bytes.
 	LargeURL  string `json:"large_url"`
 	LargeSize int64  `json:"large_size"`
-	// Downloads is how many slow downloads run at once (0 for none).
+	// Downloads is how many slow clients run at once (0 for none), of
+	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
+	// SlowKind is what the slow clients do: SlowRead ("" too), SlowUpload,
+	// SlowHeaders or SlowSilent.
+	SlowKind string `json:"slow_kind,omitempty"`
 	// IDPrefix names the downloads (IDPrefix-dlK) in X-Lab-Id, so the
 	// app's write records can be matched to them.
 	IDPrefix string `json:"id_prefix"`
@@ -56,6 +60,23 @@ type Spec struct {
 	// ReadSize caps each read from the socket, in bytes.
 	ReadSize        int           `json:"read_size"`
 	DownloadTimeout time.Duration `json:"download_timeout_ns"`
+
+	// UploadURL is a SlowUpload's target; each POSTs UploadSize bytes at
+	// UploadRate bytes per second, ReadSize bytes a write, through a
+	// SendBuffer-byte SO_SNDBUF.
+	UploadURL  string  `json:"upload_url,omitempty"`
+	UploadSize int64   `json:"upload_size,omitempty"`
+	UploadRate float64 `json:"upload_rate,omitempty"`
+	SendBuffer int     `json:"send_buffer,omitempty"`
+	// HoldFor is how long a SlowHeaders or SlowSilent client holds its
+	// connection (to FastURL's host) before it closes it; a SlowHeaders
+	// client sends a header line every HeaderGap meanwhile.
+	HoldFor   time.Duration `json:"hold_for_ns,omitempty"`
+	HeaderGap time.Duration `json:"header_gap_ns,omitempty"`
+
+	// Stream, when set, runs one event-stream reader beside the /fast
+	// requester (stream.go).
+	Stream *StreamSpec `json:"stream,omitempty"`
 
 	// FastURL is the requested endpoint; its body must be FastBodyBytes long.
 	FastURL       string `json:"fast_url"`
@@ -83,6 +104,23 @@ type Option func(*Spec)
 // WithDownloads sets the number of concurrent slow downloads.
 func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
 
+// WithSlowKind sets what the slow clients do (SlowRead, SlowUpload,
+// SlowHeaders or SlowSilent), with that kind's defaults: uploads of
+// DefaultUploadSize at DefaultUploadRate to base's /upload; connections
+// held for DefaultHoldFor, with a header line every DefaultHeaderGap.
+func WithSlowKind(kind string) Option {
+	return func(s *Spec) {
+		s.SlowKind = kind
+		switch kind {
+		case SlowUpload:
+			s.UploadURL = strings.TrimSuffix(s.FastURL, "/fast") + "/upload"
+			s.UploadSize, s.UploadRate, s.SendBuffer = DefaultUploadSize, DefaultUploadRate, DefaultSendBuffer
+		case SlowHeaders, SlowSilent:
+			s.HoldFor, s.HeaderGap = DefaultHoldFor, DefaultHeaderGap
+		}
+	}
+}
+
 // WithBaseline sets the number of baseline exchanges after the load.
 func WithBaseline(n int) Option { return func(s *Spec) { s.BaselineRequests = n } }
 
@@ -108,28 +146,37 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Downloads < 0:
 		return fmt.Errorf("load: Downloads %d is negative", s.Downloads)
-	case s.Downloads > 0 && (s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0):
-		return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
 	case s.FastCount < 0 || (s.FastCount > 0 && s.FastRate <= 0):
 		return errors.New("load: FastCount must be >= 0 and FastRate positive")
 	case s.FastTimeout <= 0 || s.DownloadTimeout <= 0:
 		return errors.New("load: FastTimeout and DownloadTimeout must be positive")
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
-		if p, err := url.Parse(u); err != nil || p.Scheme != "http" || p.Host == "" {
-			return fmt.Errorf("load: %q is not an http:// URL", u)
+		if err := checkURL(u); err != nil {
+			return err
 		}
 	}
-	return nil
+	if err := s.validateSlow(); err != nil {
+		return err
+	}
+	return s.Stream.validate()
 }
 
-// Download is one slow download's outcome.
+// Download is one slow client's outcome: a slow download's, or, as Kind
+// says, a slow upload's or a held connection's (slow.go).
 type Download struct {
-	ID     string `json:"id"`
+	ID string `json:"id"`
+	// Kind is the client's SlowKind; "" is a slow download.
+	Kind   string `json:"kind,omitempty"`
 	Status int    `json:"status"`
-	// Bytes is the body length received; Expected the Content-Length.
+	// Bytes is the body length received (an upload: sent; a held
+	// connection: the header bytes sent); Expected the Content-Length
+	// (an upload's: UploadSize).
 	Bytes    int64 `json:"bytes"`
 	Expected int64 `json:"expected"`
+	// Held says a held connection was still open when the client closed
+	// it after HoldFor.
+	Held bool `json:"held,omitempty"`
 	// ReceiveBufferGranted is SO_RCVBUF as the kernel reports it after
 	// connecting (Linux doubles the request for its bookkeeping).
 	ReceiveBufferGranted int `json:"receive_buffer_granted"`
@@ -173,9 +220,21 @@ func (d Download) ReadBy(t time.Duration) (int64, bool) {
 	return d.Reads[i-1].Bytes, true
 }
 
-// Complete is a 200 with the whole body and no error.
+// Complete is a 200 with the whole body and no error; a held connection
+// is never complete (see Served).
 func (d Download) Complete() bool {
-	return d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+	return !held(d.Kind) && d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+}
+
+// Served says the server dealt with the slow client as its kind expects:
+// a download or an upload complete; a held connection accepted, whatever
+// the server then did with it (held it, answered, closed or reset it:
+// its Outcome).
+func (d Download) Served() bool {
+	if held(d.Kind) {
+		return d.Outcome() != OutcomeRefused && d.Outcome() != OutcomeTimeout
+	}
+	return d.Complete()
 }
 
 // Outcomes of a slow client, as Download.Outcome names them.
@@ -186,11 +245,30 @@ const (
 	OutcomeTimeout   = "timeout"   // the client's own deadline ran out
 	OutcomeRefused   = "refused"   // no connection, or no response header
 	OutcomeStatus    = "status"    // a response other than 200
+	OutcomeHeld      = "held"      // a held connection stayed open to its end
+	OutcomeClosed    = "closed"    // the server closed a held connection
 )
 
 // Outcome is how the slow client was served: complete, truncated, reset,
-// timeout, refused or status (an error status).
+// timeout, refused or status (an error status); a held connection is
+// held, closed, reset, status (the server answered it), refused or
+// timeout (the client's own context ran out).
 func (d Download) Outcome() string {
+	if held(d.Kind) {
+		switch {
+		case d.Held:
+			return OutcomeHeld
+		case strings.HasPrefix(d.Error, "connect:"):
+			return OutcomeRefused
+		case strings.Contains(d.Error, "deadline exceeded") || strings.Contains(d.Error, "context canceled"):
+			return OutcomeTimeout
+		case d.Status != 0:
+			return OutcomeStatus
+		case d.Error != "":
+			return OutcomeReset
+		}
+		return OutcomeClosed
+	}
 	switch {
 	case d.Complete():
 		return OutcomeComplete
@@ -234,7 +312,9 @@ type Result struct {
 	Downloads     []Download    `json:"downloads"`
 	Fast          []FastRequest `json:"fast"`
 	Baseline      []FastRequest `json:"baseline,omitempty"`
-	Elapsed       time.Duration `json:"elapsed_ns"`
+	// Stream is the event stream's reader's record, when the spec ran one.
+	Stream  *StreamResult `json:"stream,omitempty"`
+	Elapsed time.Duration `json:"elapsed_ns"`
 }
 
 // Run performs spec: the downloads start at once, the /fast requests FastOffset
@@ -251,7 +331,15 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res.Downloads[k] = download(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start)
+			res.Downloads[k] = slowClient(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start)
+		}()
+	}
+	if spec.Stream != nil {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := readStream(ctx, *spec.Stream)
+			res.Stream = &r
 		}()
 	}
 	// Every request waits in its own goroutine for its slot, so no send

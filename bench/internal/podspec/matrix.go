@@ -2,6 +2,7 @@ package podspec
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 )
 
@@ -65,4 +66,21 @@ func UWSGI(processes int, body string, offload int) (Server, error) {
 		cmd = append(cmd, "--offload-threads", strconv.Itoa(offload))
 	}
 	return Server{ID: id, Cmd: cmd, Env: []string{"LAB_LARGE_BODY=" + body}}, nil
+}
+
+// GunicornTimeout is Gunicorn's server s with --timeout secs: the
+// arbiter kills a worker that has not notified it for that long (a sync
+// worker notifies only between requests). It fails on a server that is
+// not Gunicorn's.
+func GunicornTimeout(s Server, secs int) (Server, error) {
+	if len(s.Cmd) < 3 || s.Cmd[0] != "python3" || s.Cmd[2] != "gunicorn" {
+		return Server{}, fmt.Errorf("podspec: --timeout is Gunicorn's; server %s runs %q", s.ID, s.Cmd)
+	}
+	if secs < 1 {
+		return Server{}, fmt.Errorf("podspec: Gunicorn --timeout %d: want 1 second or more", secs)
+	}
+	cmd := slices.Clone(s.Cmd)
+	// Options go before the app, the command line's last word.
+	cmd = slices.Insert(cmd, len(cmd)-1, "--timeout", strconv.Itoa(secs))
+	return Server{ID: fmt.Sprintf("%s-timeout-%d", s.ID, secs), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
 }

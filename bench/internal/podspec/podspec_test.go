@@ -28,3 +28,15 @@ func TestConfigValidate(t *testing.T) {
 		})
 	}
 }
+
+func TestGunicornTimeout(t *testing.T) {
+	s, err := GunicornTimeout(GunicornSync(2), 5)
+	require.NoError(t, err)
+	assert.Equal(t, "gunicorn-sync-2-timeout-5", s.ID)
+	assert.Equal(t, []string{"--timeout", "5", "app:application"}, s.Cmd[len(s.Cmd)-3:])
+	assert.Equal(t, "app:application", GunicornSync(2).Cmd[len(GunicornSync(2).Cmd)-1], "the row's own command is left alone")
+	_, err = GunicornTimeout(Uvicorn(2), 5)
+	assert.ErrorContains(t, err, "Gunicorn's")
+	_, err = GunicornTimeout(GunicornSync(2), 0)
+	assert.ErrorContains(t, err, "--timeout 0")
+}

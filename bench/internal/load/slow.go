@@ -1,0 +1,265 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"syscall"
+	"time"
+)
+
+// Slow-client kinds (Spec.SlowKind): what each of a run's slow clients
+// does. A slow client of any kind is recorded as a Download (its Kind
+// says which).
+const (
+	// SlowRead is article A's slow reader: a download read at a paced
+	// rate through a small receive buffer (the default, "").
+	SlowRead = "read"
+	// SlowUpload sends a POST body of UploadSize bytes at UploadRate
+	// through a small send buffer, then reads the answer.
+	SlowUpload = "upload"
+	// SlowHeaders sends a request's header lines one every HeaderGap and
+	// never ends them; it closes its connection HoldFor after connecting.
+	SlowHeaders = "headers"
+	// SlowSilent connects, sends nothing, and closes HoldFor later.
+	SlowSilent = "silent"
+)
+
+// Defaults of the slow-client kinds beyond article A's reader.
+const (
+	DefaultUploadSize = 16 << 20
+	DefaultUploadRate = 2 << 20 // bytes/s
+	DefaultSendBuffer = 8 << 10 // SO_SNDBUF asked for
+	DefaultHeaderGap  = 500 * time.Millisecond
+	// DefaultHoldFor outlasts the /fast schedule (72 requests at 8/s from
+	// 0.25 s end at 9.125 s): the slow headers never end, and the silent
+	// connections stay silent, for the whole window.
+	DefaultHoldFor = 9500 * time.Millisecond
+	// MaxHoldFor bounds HoldFor.
+	MaxHoldFor = time.Minute
+)
+
+// held reports whether kind holds a connection open rather than
+// exchanging a body.
+func held(kind string) bool { return kind == SlowHeaders || kind == SlowSilent }
+
+// validateSlow names the first malformed slow-client field.
+func (s Spec) validateSlow() error {
+	if s.Downloads == 0 {
+		return nil
+	}
+	switch s.SlowKind {
+	case "", SlowRead:
+		if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
+			return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
+		}
+	case SlowUpload:
+		if s.UploadRate <= 0 || s.UploadSize <= 0 || s.ReadSize <= 0 || s.SendBuffer <= 0 {
+			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
+		}
+		return checkURL(s.UploadURL)
+	case SlowHeaders, SlowSilent:
+		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
+			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
+		}
+		if s.SlowKind == SlowHeaders && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
+			return fmt.Errorf("load: HeaderGap %v: want above 0 and at most HoldFor (%v)", s.HeaderGap, s.HoldFor)
+		}
+	default:
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q or %q", s.SlowKind, SlowRead, SlowUpload, SlowHeaders, SlowSilent)
+	}
+	return nil
+}
+
+func checkURL(u string) error {
+	if p, err := url.Parse(u); err != nil || p.Scheme != "http" || p.Host == "" {
+		return fmt.Errorf("load: %q is not an http:// URL", u)
+	}
+	return nil
+}
+
+// slowClient runs one slow client of spec's kind.
+func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	switch spec.SlowKind {
+	case SlowUpload:
+		return upload(ctx, spec, id, runStart)
+	case SlowHeaders, SlowSilent:
+		return hold(ctx, spec, id, runStart)
+	}
+	return download(ctx, spec, id, runStart)
+}
+
+// bufferDialer sets SO_RCVBUF or SO_SNDBUF (opt) to size before connecting.
+func bufferDialer(opt, size int) *net.Dialer {
+	return &net.Dialer{KeepAlive: -1, Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, size) })
+		return errors.Join(err, serr)
+	}}
+}
+
+// upload POSTs UploadSize bytes to UploadURL at UploadRate, ReadSize bytes
+// a write on an absolute schedule, then reads the answer. Bytes counts the
+// body bytes the kernel took; the upload is complete when all were taken
+// and the server answered 200.
+func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	d := Download{ID: id, Kind: SlowUpload, Expected: spec.UploadSize, Start: time.Since(runStart)}
+	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
+	defer cancel()
+	u, _ := url.Parse(spec.UploadURL) // checked by Validate
+	conn, err := bufferDialer(syscall.SO_SNDBUF, spec.SendBuffer).DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		d.Error = fmt.Sprintf("connect: %v", err)
+		return d
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
+		d.LocalPort = a.Port
+	}
+	head := "POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n" +
+		"Content-Type: application/octet-stream\r\nContent-Length: " + strconv.FormatInt(spec.UploadSize, 10) +
+		"\r\nX-Lab-Id: " + id + "\r\n\r\n"
+	sent := time.Now()
+	if _, err = io.WriteString(conn, head); err == nil {
+		chunk := make([]byte, spec.ReadSize)
+		for d.Bytes < spec.UploadSize && err == nil {
+			time.Sleep(time.Until(sent.Add(time.Duration(float64(d.Bytes) / spec.UploadRate * float64(time.Second)))))
+			var n int
+			n, err = conn.Write(chunk[:min(int64(len(chunk)), spec.UploadSize-d.Bytes)])
+			d.Bytes += int64(n)
+		}
+		if err != nil {
+			err = fmt.Errorf("send body: %w", err)
+		}
+	}
+	// The server may answer before the body ends (an error status):
+	// read its answer whatever the send did.
+	resp, rerr := http.ReadResponse(bufio.NewReader(conn), nil)
+	if rerr == nil {
+		d.Status = resp.StatusCode
+		_, rerr = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	d.Completion = time.Since(sent)
+	if err == nil && rerr != nil {
+		err = fmt.Errorf("receive: %w", rerr)
+	}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	return d
+}
+
+// hold opens a connection and holds it for HoldFor: silent, or sending a
+// header line every HeaderGap that never ends the request. Whatever the
+// server does meanwhile ends the hold early and is recorded: it answers
+// (Status), closes (EOF) or resets the connection. Bytes counts the bytes
+// sent.
+func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
+	u, err := url.Parse(spec.FastURL)
+	if err != nil {
+		d.Error = err.Error()
+		return d
+	}
+	conn, err := plainDialer.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		d.Error = fmt.Sprintf("connect: %v", err)
+		return d
+	}
+	defer conn.Close()
+	began := time.Now()
+	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
+		d.LocalPort = a.Port
+	}
+	// The server's side: its first answer line, its close or its reset.
+	ended := make(chan serverEnd, 1)
+	go func() {
+		line, err := bufio.NewReader(conn).ReadString('\n')
+		if line != "" {
+			ended <- serverEnd{status: statusOf(line)}
+			return
+		}
+		ended <- serverEnd{err: err}
+	}()
+	lines := []string{"GET " + u.RequestURI() + " HTTP/1.1\r\n", "Host: " + u.Host + "\r\n", "X-Lab-Id: " + id + "\r\n"}
+	deadline := time.NewTimer(spec.HoldFor)
+	defer deadline.Stop()
+	var tick <-chan time.Time
+	if spec.SlowKind == SlowHeaders {
+		t := time.NewTicker(spec.HeaderGap)
+		defer t.Stop()
+		tick = t.C
+		n, _ := io.WriteString(conn, lines[0])
+		d.Bytes += int64(n)
+	}
+	var end serverEnd
+	var sendErr error
+	for k := 1; sendErr == nil; k++ {
+		select {
+		case <-ctx.Done():
+			sendErr = ctx.Err()
+			continue
+		case <-deadline.C:
+			d.Held = true
+		case end = <-ended:
+		case <-tick:
+			line := fmt.Sprintf("X-Slow-%d: %d\r\n", k, k)
+			if k < len(lines) {
+				line = lines[k]
+			}
+			var n int
+			n, sendErr = io.WriteString(conn, line)
+			d.Bytes += int64(n)
+			continue
+		}
+		break
+	}
+	d.Completion = time.Since(began)
+	conn.Close()
+	if !d.Held && end == (serverEnd{}) {
+		// A failed send: the server's answer or reset, when it comes, is
+		// the better record.
+		select {
+		case end = <-ended:
+			if errors.Is(end.err, net.ErrClosed) {
+				end.err = sendErr
+			}
+		case <-time.After(100 * time.Millisecond):
+			end.err = sendErr
+		}
+	}
+	if !d.Held {
+		d.Status = end.status
+		if end.err != nil && !errors.Is(end.err, io.EOF) {
+			d.Error = end.err.Error()
+		}
+	}
+	return d
+}
+
+// serverEnd is how the server ended a held connection: an answer's
+// status, or the read error of its close (io.EOF) or reset.
+type serverEnd struct {
+	status int
+	err    error
+}
+
+// statusOf is the status code of an HTTP status line, -1 when line is not
+// one (the server sent something else).
+func statusOf(line string) int {
+	var major, minor, code int
+	if _, err := fmt.Sscanf(line, "HTTP/%d.%d %d", &major, &minor, &code); err != nil {
+		return -1
+	}
+	return code
+}

@@ -1,0 +1,233 @@
+package load
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestUploadIsPacedAndComplete(t *testing.T) {
+	const size = 256 << 10
+	var got int64
+	var id string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id = r.Header.Get("X-Lab-Id")
+		got, _ = io.Copy(io.Discard, r.Body)
+		fmt.Fprintf(w, `{"read": %d}`, got)
+	}))
+	t.Cleanup(srv.Close)
+	spec := NewSpec(srv.URL, "t", WithDownloads(1), WithSlowKind(SlowUpload))
+	spec.UploadSize, spec.UploadRate, spec.FastCount = size, 1<<20, 0 // 250 ms
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	d := res.Downloads[0]
+	assert.Equal(t, SlowUpload, d.Kind)
+	assert.True(t, d.Complete(), "%+v", d)
+	assert.True(t, d.Served())
+	assert.Equal(t, OutcomeComplete, d.Outcome())
+	assert.EqualValues(t, size, got)
+	assert.Equal(t, "t-dl1", id)
+	assert.InDelta(t, 0.25, d.Completion.Seconds(), 0.06, "paced at UploadRate")
+}
+
+func TestUploadAnsweredEarly(t *testing.T) {
+	// A proxy that refuses the body answers before reading it.
+	ln := rawServer(t, func(c *net.TCPConn) {
+		fmt.Fprint(c, "HTTP/1.1 413 Request Entity Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+		c.CloseWrite()
+		time.Sleep(200 * time.Millisecond)
+		c.Close()
+	})
+	spec := NewSpec("http://"+ln, "t", WithDownloads(1), WithSlowKind(SlowUpload))
+	spec.UploadSize, spec.UploadRate, spec.FastCount = 64<<20, 64<<20, 0
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	d := res.Downloads[0]
+	assert.False(t, d.Served())
+	assert.Equal(t, http.StatusRequestEntityTooLarge, d.Status, "error: %s", d.Error)
+	assert.Contains(t, []string{OutcomeStatus, OutcomeReset}, d.Outcome())
+}
+
+// TestHeldOutcome holds a connection against a raw listener that ends it
+// its own way, and checks that the slow client names it, for slow headers
+// and silent connections both.
+func TestHeldOutcome(t *testing.T) {
+	for _, kind := range []string{SlowHeaders, SlowSilent} {
+		for _, tc := range []struct {
+			name, want string
+			serve      func(c *net.TCPConn)
+		}{
+			{"held", OutcomeHeld, func(c *net.TCPConn) { time.Sleep(time.Second); c.Close() }},
+			// A close with the client's bytes unread is a reset (the kernel
+			// sends RST): a clean close shuts the write side first.
+			{"closed", OutcomeClosed, func(c *net.TCPConn) {
+				time.Sleep(50 * time.Millisecond)
+				c.CloseWrite()
+				time.Sleep(100 * time.Millisecond)
+				c.Close()
+			}},
+			{"answered", OutcomeStatus, func(c *net.TCPConn) {
+				fmt.Fprint(c, "HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n")
+				time.Sleep(50 * time.Millisecond)
+				c.Close()
+			}},
+			{"reset", OutcomeReset, func(c *net.TCPConn) {
+				time.Sleep(50 * time.Millisecond)
+				c.SetLinger(0)
+				c.Close()
+			}},
+		} {
+			t.Run(kind+"/"+tc.name, func(t *testing.T) {
+				addr := rawServer(t, tc.serve)
+				spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(kind))
+				spec.HoldFor, spec.HeaderGap, spec.FastCount = 300*time.Millisecond, 20*time.Millisecond, 0
+				res, err := Run(context.Background(), spec)
+				require.NoError(t, err)
+				d := res.Downloads[0]
+				assert.Equal(t, tc.want, d.Outcome(), "%+v", d)
+				assert.True(t, d.Served(), "the server took the connection")
+				assert.False(t, d.Complete())
+				if tc.want == OutcomeHeld {
+					assert.InDelta(t, 0.3, d.Completion.Seconds(), 0.05)
+					if kind == SlowHeaders {
+						assert.Greater(t, d.Bytes, int64(100), "a line every 20 ms for 300 ms")
+					} else {
+						assert.Zero(t, d.Bytes, "silent")
+					}
+				}
+			})
+		}
+	}
+	t.Run("refused", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		addr := ln.Addr().String()
+		ln.Close()
+		spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(SlowSilent))
+		spec.FastCount = 0
+		res, err := Run(context.Background(), spec)
+		require.NoError(t, err)
+		assert.Equal(t, OutcomeRefused, res.Downloads[0].Outcome())
+		assert.False(t, res.Downloads[0].Served())
+	})
+}
+
+func TestSlowHeadersNeverEndTheRequest(t *testing.T) {
+	lines := make(chan string, 100)
+	addr := rawServer(t, func(c *net.TCPConn) {
+		r := bufio.NewReader(c)
+		for {
+			l, err := r.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- l
+		}
+	})
+	spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(SlowHeaders))
+	spec.HoldFor, spec.HeaderGap, spec.FastCount = 200*time.Millisecond, 20*time.Millisecond, 0
+	_, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	var got []string
+	for l := range lines {
+		got = append(got, l)
+	}
+	require.GreaterOrEqual(t, len(got), 5)
+	assert.Equal(t, "GET /fast HTTP/1.1\r\n", got[0])
+	assert.Equal(t, "X-Lab-Id: t-dl1\r\n", got[2])
+	assert.NotContains(t, got, "\r\n", "the header block never ends")
+}
+
+func TestSlowSpecValidate(t *testing.T) {
+	for name, tc := range map[string]struct {
+		mod  func(*Spec)
+		want string
+	}{
+		"kind":      {func(s *Spec) { s.SlowKind = "slowloris" }, "SlowKind"},
+		"hold zero": {func(s *Spec) { s.SlowKind, s.HoldFor = SlowSilent, 0 }, "HoldFor"},
+		"hold long": {func(s *Spec) { s.SlowKind, s.HoldFor = SlowSilent, time.Hour }, "HoldFor"},
+		"gap":       {func(s *Spec) { s.SlowKind, s.HoldFor, s.HeaderGap = SlowHeaders, time.Second, 2*time.Second }, "HeaderGap"},
+		"upload":    {func(s *Spec) { s.SlowKind, s.UploadRate = SlowUpload, 0 }, "UploadRate"},
+		"events":    {func(s *Spec) { s.Stream = &StreamSpec{URL: "http://x/events", Events: 0, Timeout: time.Second} }, "Events"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			s := NewSpec("http://127.0.0.1:1", "t", WithDownloads(1), WithSlowKind(SlowUpload))
+			tc.mod(&s)
+			err := s.Validate()
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+func TestStreamStampsEachEvent(t *testing.T) {
+	for _, gz := range []bool{false, true} {
+		t.Run("gzip="+strconv.FormatBool(gz), func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				var out io.Writer = w
+				var zw *gzip.Writer
+				if gz {
+					w.Header().Set("Content-Encoding", "gzip")
+					zw = gzip.NewWriter(w)
+					out = zw
+				}
+				for k := range 5 {
+					fmt.Fprintf(out, "id: %d\ndata: %d\n\n", k, time.Now().UnixNano())
+					if zw != nil {
+						zw.Flush()
+					}
+					w.(http.Flusher).Flush()
+					time.Sleep(20 * time.Millisecond)
+				}
+				if zw != nil {
+					zw.Close()
+				}
+			}))
+			t.Cleanup(srv.Close)
+			spec := NewSpec(srv.URL, "t")
+			spec.FastCount = 0
+			spec.Stream = &StreamSpec{URL: srv.URL + "/events", Events: 5, AcceptGzip: gz, Timeout: 5 * time.Second}
+			res, err := Run(context.Background(), spec)
+			require.NoError(t, err)
+			require.NotNil(t, res.Stream)
+			assert.Empty(t, res.Stream.Error)
+			require.Len(t, res.Stream.Events, 5)
+			for k, e := range res.Stream.Events {
+				assert.Equal(t, k, e.Seq)
+				assert.Less(t, e.Delay(), 15*time.Millisecond, "each event arrives as it is flushed")
+				assert.Positive(t, e.Delay())
+			}
+			if gz {
+				assert.Equal(t, "gzip", res.Stream.Encoding)
+			}
+		})
+	}
+}
+
+// rawServer accepts one connection on loopback and hands it to serve.
+func rawServer(t *testing.T, serve func(c *net.TCPConn)) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		serve(c.(*net.TCPConn))
+	}()
+	return ln.Addr().String()
+}
