@@ -23,10 +23,11 @@ func BenchmarkArticleA(b *testing.B) {
 }
 
 // BenchmarkMatrix runs the resilience matrix's own cells and capacity
-// steps of the profile; a server's failure is a cell's outcome, so only
-// an unsound run fails the benchmark.
+// steps of the profile, and its streaming table; a server's failure is a
+// cell's outcome, so only an unsound run fails the benchmark.
 func BenchmarkMatrix(b *testing.B) {
-	benchConditions(b, lab.Settings.Plan().Matrix, soundRun)
+	plan := lab.Settings.Plan()
+	benchConditions(b, slices.Concat(plan.Matrix, plan.Stream), soundRun)
 }
 
 // benchConditions runs each of conds b.N times, failing on a run judge
@@ -51,6 +52,10 @@ func benchConditions(b *testing.B, conds []engine.Condition, judge func(report.R
 			if c.Downloads > 0 {
 				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.WriteS }), "write-s")
 				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.CompletionS }), "completion-s")
+			}
+			if c.Stream != nil {
+				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.Stream.DelayP95Ms }), "event-delay-p95-ms")
+				b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.Stream.FirstEventDelayMs }), "first-event-delay-ms")
 			}
 			b.ReportMetric(medianOf(runs, func(r report.Run) float64 { return r.Observed.TempfilePeakMiB }), "tempfile-peak-MiB")
 		})

@@ -13,7 +13,7 @@ import (
 )
 
 // progressA counts article A's runs, progressB article B's rows.
-var progressA, progressB, progressSweep, progressMatrix = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
+var progressA, progressB, progressSweep, progressMatrix, progressStream = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
 
 // assertVerdicts asserts each evaluated verdict in a subtest named by its
 // id, printing measured against threshold. A verdict whose conditions did

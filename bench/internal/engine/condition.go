@@ -9,7 +9,9 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"time"
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
@@ -79,12 +81,23 @@ type Condition struct {
 	Server podspec.Server
 	// Path puts NGINX in front, or not.
 	Path Path
-	// Downloads is how many slow downloads run at once, 0 to MaxDownloads.
+	// Downloads is how many slow clients run at once, 0 to MaxDownloads:
+	// slow downloads, or the slow clients SlowKind names.
 	Downloads int
-	// BodyBytes is each download's size, passed to the app as ?size=.
+	// SlowKind is what the slow clients do: load.SlowRead ("" too),
+	// load.SlowUpload, load.SlowHeaders or load.SlowSilent.
+	SlowKind string
+	// BodyBytes is each download's size, passed to the app as ?size=
+	// (an upload's: its body's size).
 	BodyBytes int64
-	// ReadRate is the client's paced read rate, bytes per second.
+	// ReadRate is the client's paced read rate, bytes per second (an
+	// upload's: its send rate).
 	ReadRate float64
+	// Stream, when set, runs one event-stream reader beside /fast.
+	Stream *Stream
+	// FastRequests is how many /fast requests the run sends at article
+	// A's 8/s, 0 to MaxFastRequests: 0 is article A's 72 (a 9 s window).
+	FastRequests int
 	// TCP is the namespace's TCP memory profile.
 	TCP TCPProfile
 	// ClientCPUs, when above 0, is the client container's CPU quota in
@@ -98,6 +111,17 @@ type Condition struct {
 	MinRuns int
 }
 
+// Stream is an event stream (SSE) read beside /fast: the app's /events
+// sends Events events GapMs apart, each carrying its send time.
+type Stream struct {
+	Events, GapMs int
+	// XAccelNo makes the app send X-Accel-Buffering: no, which turns
+	// NGINX's proxy buffering off for this response.
+	XAccelNo bool
+	// AcceptGzip makes the reader accept a gzip answer.
+	AcceptGzip bool
+}
+
 // Runs is how many runs c takes when the series asks for runs.
 func (c Condition) Runs(runs int) int { return max(runs, c.MinRuns) }
 
@@ -108,7 +132,19 @@ const (
 	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
 	// app and the sampler need theirs.
 	MaxClientCPUs = 1
+	// MaxStreamGapMs is the app's own cap on /events?gap_ms=.
+	MaxStreamGapMs = 1000
+	// MaxFastRequests bounds FastRequests: a minute at 8/s.
+	MaxFastRequests = 480
 )
+
+// slowKinds are the accepted SlowKinds.
+var slowKinds = []string{"", load.SlowRead, load.SlowUpload, load.SlowHeaders, load.SlowSilent}
+
+// paced is whether c's slow clients move a body at a rate.
+func (c Condition) paced() bool {
+	return c.SlowKind != load.SlowHeaders && c.SlowKind != load.SlowSilent
+}
 
 // Validate names the first malformed field, its value and what is accepted.
 func (c Condition) Validate() error {
@@ -121,9 +157,11 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Path %q: want direct (no proxy) or an NGINX path with its config", c.ID, c.Path.ID)
 	case c.Downloads < 0 || c.Downloads > MaxDownloads:
 		return fmt.Errorf("engine: condition %s: Downloads %d: want 0 to %d", c.ID, c.Downloads, MaxDownloads)
-	case c.Downloads > 0 && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
+	case !slices.Contains(slowKinds, c.SlowKind):
+		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
+	case c.Downloads > 0 && c.paced() && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
-	case c.Downloads > 0 && c.ReadRate <= 0:
+	case c.Downloads > 0 && c.paced() && c.ReadRate <= 0:
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
 	case c.TCP.ID == "":
 		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
@@ -131,6 +169,12 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: ClientCPUs %g: want 0 (article A's %g) to %g cores", c.ID, c.ClientCPUs, podspec.DefaultClientCPUs, float64(MaxClientCPUs))
 	case c.MinRuns < 0 || c.MinRuns > MaxRuns:
 		return fmt.Errorf("engine: condition %s: MinRuns %d: want 0 to %d", c.ID, c.MinRuns, MaxRuns)
+	case c.FastRequests < 0 || c.FastRequests > MaxFastRequests:
+		return fmt.Errorf("engine: condition %s: FastRequests %d: want 0 (article A's %d) to %d", c.ID, c.FastRequests, load.DefaultFastCount, MaxFastRequests)
+	case c.Stream != nil && (c.Stream.Events < 1 || c.Stream.Events > load.MaxStreamEvents):
+		return fmt.Errorf("engine: condition %s: Stream.Events %d: want 1 to %d", c.ID, c.Stream.Events, load.MaxStreamEvents)
+	case c.Stream != nil && (c.Stream.GapMs < 0 || c.Stream.GapMs > MaxStreamGapMs):
+		return fmt.Errorf("engine: condition %s: Stream.GapMs %d: want 0 to %d", c.ID, c.Stream.GapMs, MaxStreamGapMs)
 	}
 	return c.Pod("validate:only").Validate()
 }
@@ -147,15 +191,33 @@ func (c Condition) Pod(imageRef string) podspec.Config {
 // Load is this condition's load against the pod's entry point base; the
 // downloads are named idPrefix-dlK.
 func (c Condition) Load(base, idPrefix string) load.Spec {
-	s := load.NewSpec(base, idPrefix, load.WithDownloads(c.Downloads))
-	if c.Downloads > 0 {
+	s := load.NewSpec(base, idPrefix, load.WithDownloads(c.Downloads), load.WithSlowKind(c.SlowKind))
+	switch {
+	case c.Downloads == 0:
+		if c.Stream == nil {
+			s.BaselineRequests = load.DefaultBaselineRequests
+		}
+	case c.SlowKind == load.SlowUpload:
+		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
+	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
-	} else {
-		s.BaselineRequests = load.DefaultBaselineRequests
+	}
+	if c.FastRequests > 0 {
+		s.FastCount = c.FastRequests
+	}
+	if st := c.Stream; st != nil {
+		u := fmt.Sprintf("%s/events?n=%d&gap_ms=%d", base, st.Events, st.GapMs)
+		if st.XAccelNo {
+			u += "&xaccel=no"
+		}
+		s.Stream = &load.StreamSpec{URL: u, Events: st.Events, AcceptGzip: st.AcceptGzip, Timeout: StreamTimeout}
 	}
 	return s
 }
+
+// StreamTimeout bounds an event stream's reader.
+const StreamTimeout = 30 * time.Second
 
 // ValidateAll validates every condition and checks that ids are unique.
 func ValidateAll(cs []Condition) error {

@@ -7,6 +7,7 @@ import (
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/verdict"
+	"wsgilab/nginxconf"
 )
 
 // The resilience matrix: rows are Python server setups, columns slow-client
@@ -68,8 +69,30 @@ type Column struct {
 	Text string
 	// Clients is how many slow clients a cell runs.
 	Clients int
+	// Paths are the column's paths; nil is MatrixPaths.
+	Paths []Path
+	// Server, when set, is a row's server under this column, or false
+	// when the column does not apply to the row; nil is the row's own
+	// server on every row.
+	Server func(Row) (podspec.Server, bool)
 	// Apply sets n slow clients of this behaviour on c.
 	Apply func(c *Condition, n int)
+}
+
+// paths are the column's paths.
+func (col Column) paths() []Path {
+	if col.Paths == nil {
+		return MatrixPaths
+	}
+	return col.Paths
+}
+
+// server is row r's server under col, false when col skips r.
+func (col Column) server(r Row) (podspec.Server, bool) {
+	if col.Server == nil {
+		return r.Server, true
+	}
+	return col.Server(r)
 }
 
 // SlowRead is article A's slow reader: downloads of 16 MiB read at 2 MiB/s
@@ -80,9 +103,60 @@ var SlowRead = Column{ID: "slow-read", Clients: 2,
 		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, load.DefaultDownloadRate
 	}}
 
+// NginxOnStreamedBody is NGINX with buffering on but
+// proxy_request_buffering off: a request body streams to the server as
+// it arrives.
+var NginxOnStreamedBody = func() Path {
+	c := nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithRequestBuffering(false))
+	return Path{ID: "nginx-on-reqbuf-off", Proxy: &c}
+}()
+
+// SlowUpload sends 16 MiB request bodies at 2 MiB/s to POST /upload, which
+// reads and discards them; behind NGINX also with proxy_request_buffering
+// off.
+var SlowUpload = Column{ID: "slow-upload", Clients: 2,
+	Text:  "slow uploads: 16 MiB POST bodies sent at 2 MiB/s through an 8 KiB send buffer",
+	Paths: []Path{Direct, NginxOff, NginxOn, NginxOnStreamedBody},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind, c.BodyBytes, c.ReadRate = n, load.SlowUpload, load.DefaultUploadSize, load.DefaultUploadRate
+	}}
+
+// SlowHeaders sends a request's header lines one every 500 ms and never
+// ends them within the window.
+var SlowHeaders = Column{ID: "slow-headers", Clients: 2,
+	Text: "slow headers: a header line every 500 ms, never finished, held 9.5 s",
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind = n, load.SlowHeaders
+	}}
+
+// Silent opens connections that send nothing.
+var Silent = Column{ID: "silent", Clients: 2,
+	Text: "silent connections: connected, nothing sent, held 9.5 s",
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind = n, load.SlowSilent
+	}}
+
+// WorkerTimeout is the worker timeout every Gunicorn row runs under in
+// the OutliveTimeout column, seconds.
+const WorkerTimeout = 5
+
+// OutliveTimeout is one download that outlives Gunicorn's worker
+// timeout: 16 MiB read at 1 MiB/s (16 s) under --timeout 5, on the
+// Gunicorn rows, directly and behind NGINX buffering on.
+var OutliveTimeout = Column{ID: "outlive-timeout", Clients: 1,
+	Text:  "a download slower than the worker timeout: 16 MiB read at 1 MiB/s (16 s) under Gunicorn's --timeout 5",
+	Paths: []Path{Direct, NginxOn},
+	Server: func(r Row) (podspec.Server, bool) {
+		s, err := podspec.GunicornTimeout(r.Server, WorkerTimeout)
+		return s, err == nil
+	},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, 1<<20
+	}}
+
 // MatrixColumns and MatrixPaths span the matrix with MatrixRows.
 var (
-	MatrixColumns = []Column{SlowRead}
+	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout}
 	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
 )
 
@@ -104,10 +178,16 @@ func CapacityID(col Column, r Row, n int) string {
 	return fmt.Sprintf("capacity-%s-%s-%d", col.ID, r.ID, n)
 }
 
-func cell(id string, col Column, r Row, p Path, n int) Condition {
-	c := Condition{ID: id, Server: r.Server, Path: p, TCP: Stock, ClientCPUs: ClientCPUsFor(n)}
+// cell is the condition of row r on path p under n of col's clients,
+// false when col skips r.
+func cell(id string, col Column, r Row, p Path, n int) (Condition, bool) {
+	s, ok := col.server(r)
+	if !ok {
+		return Condition{}, false
+	}
+	c := Condition{ID: id, Server: s, Path: p, TCP: Stock, ClientCPUs: ClientCPUsFor(n)}
 	col.Apply(&c, n)
-	return c
+	return c, true
 }
 
 // ClientCPUsPerClient is the client's CPU per slow client beyond
@@ -133,9 +213,10 @@ func MatrixCells() []MatrixCell {
 	var out []MatrixCell
 	for _, col := range MatrixColumns {
 		for _, r := range MatrixRows {
-			for _, p := range MatrixPaths {
-				out = append(out, MatrixCell{Row: r.ID, Column: col.ID, Path: p.ID,
-					Condition: reuse(cell(MatrixID(col, r, p), col, r, p, col.Clients))})
+			for _, p := range col.paths() {
+				if c, ok := cell(MatrixID(col, r, p), col, r, p, col.Clients); ok {
+					out = append(out, MatrixCell{Row: r.ID, Column: col.ID, Path: p.ID, Condition: reuse(c)})
+				}
 			}
 		}
 	}
@@ -189,8 +270,9 @@ func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	var out []CapacityStep
 	for _, r := range rows {
 		for _, n := range CapacitySteps(r, near) {
-			out = append(out, CapacityStep{Row: r.ID, Column: col.ID, Clients: n,
-				Condition: reuse(cell(CapacityID(col, r, n), col, r, Direct, n))})
+			if c, ok := cell(CapacityID(col, r, n), col, r, Direct, n); ok {
+				out = append(out, CapacityStep{Row: r.ID, Column: col.ID, Clients: n, Condition: reuse(c)})
+			}
 		}
 	}
 	return out
@@ -206,7 +288,7 @@ func reuse(c Condition) Condition {
 	}
 	for _, col := range MatrixColumns {
 		for _, r := range MatrixRows {
-			if d := cell(MatrixID(col, r, c.Path), col, r, c.Path, col.Clients); c.ID != d.ID && c.sameCell(d) {
+			if d, ok := cell(MatrixID(col, r, c.Path), col, r, c.Path, col.Clients); ok && c.ID != d.ID && c.sameCell(d) {
 				return reuse(d)
 			}
 		}
@@ -214,14 +296,20 @@ func reuse(c Condition) Condition {
 	return c
 }
 
-// MatrixVerdicts are the matrix's verdicts: verdict.Matrix's about named
-// rows, and for every row of MatrixRows that it is protected behind NGINX
-// buffering on.
+// MatrixVerdicts are the matrix's verdicts: verdict.Matrix's,
+// verdict.SlowClients' and verdict.SlowClientsMeasured's about named
+// rows, and for every row of MatrixRows that it is protected behind
+// NGINX buffering on under slow readers, slow headers and silent
+// connections.
 func MatrixVerdicts() []verdict.Verdict {
-	vs := slices.Clone(verdict.Matrix)
+	vs := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured)
 	for _, c := range MatrixCells() {
-		if c.Column == SlowRead.ID && c.Path == NginxOn.ID {
+		switch {
+		case c.Path != NginxOn.ID:
+		case c.Column == SlowRead.ID:
 			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+		case c.Column == SlowHeaders.ID || c.Column == Silent.ID:
+			vs = append(vs, verdict.NginxOnAbsorbs(c.Column, c.Row, c.Condition.ID))
 		}
 	}
 	return vs

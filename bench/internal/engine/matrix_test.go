@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,27 +24,103 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	require.NoError(t, ValidateAll(Own(matrixPlan(MatrixPaths, MatrixRows, false))))
 	vs := MatrixVerdicts()
 	require.NoError(t, verdict.Validate(vs))
-	assert.Len(t, vs, len(verdict.Matrix)+len(MatrixRows), "one nginx-on verdict per row")
+	assert.Len(t, vs, len(verdict.Matrix)+len(verdict.SlowClients)+len(verdict.SlowClientsMeasured)+3*len(MatrixRows),
+		"one nginx-on verdict per row and column of slow readers, slow headers and silent connections")
 }
 
-// Every condition a matrix verdict reads runs in both profiles, as
-// article A's condition or the matrix's own.
+// Every condition a matrix verdict reads runs under full, as article A's
+// condition or the matrix's own; under ci, every one that
+// verdict.Matrix, verdict.SlowClients and the slow readers' nginx-on
+// verdicts read.
 func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 	for profile, p := range Plans {
 		planned := slices.Concat(p.Conditions, p.Matrix)
-		for _, v := range MatrixVerdicts() {
+		vs := MatrixVerdicts()
+		if profile == "ci" {
+			vs = slices.Concat(verdict.Matrix, verdict.SlowClients)
+			for _, v := range MatrixVerdicts() {
+				if strings.HasSuffix(v.ID, "-nginx-on-protected") && !strings.Contains(v.ID, "-slow-headers-") && !strings.Contains(v.ID, "-silent-") {
+					vs = append(vs, v)
+				}
+			}
+		}
+		for _, v := range vs {
 			for _, id := range v.Check.Needs() {
 				assert.Truef(t, slices.ContainsFunc(planned, func(c Condition) bool { return c.ID == id }),
+					"%s: verdict %s reads %s, which the profile does not run", profile, v.ID, id)
+			}
+		}
+		streaming := verdict.Streaming
+		if profile == "ci" {
+			streaming = slices.DeleteFunc(slices.Clone(streaming), func(v verdict.Verdict) bool {
+				return slices.Contains([]string{"stream-nginx-off-prompt", "stream-xaccel-prompt", "stream-gzip-buffering-off-prompt"}, v.ID)
+			})
+		}
+		for _, v := range streaming {
+			for _, id := range v.Check.Needs() {
+				assert.Truef(t, slices.ContainsFunc(p.Stream, func(c Condition) bool { return c.ID == id }),
 					"%s: verdict %s reads %s, which the profile does not run", profile, v.ID, id)
 			}
 		}
 	}
 }
 
+func TestStreamTable(t *testing.T) {
+	require.NoError(t, ValidateAll(StreamTable))
+	var ids []string
+	for _, c := range StreamTable {
+		ids = append(ids, c.ID)
+		spec := c.Load("http://127.0.0.1:8080", "x")
+		require.NotNil(t, spec.Stream)
+		assert.Equal(t, c.Stream.XAccelNo, strings.Contains(spec.Stream.URL, "xaccel=no"), c.ID)
+		assert.Zero(t, spec.BaselineRequests, "a stream's run ends with its window")
+		assert.Equal(t, 40, spec.FastCount, "/fast for as long as the stream")
+	}
+	assert.Equal(t, verdict.StreamIDs, ids)
+	gz, err := NginxOnGzip.Proxy.Render()
+	require.NoError(t, err)
+	assert.Contains(t, gz, "gzip_types text/event-stream;")
+}
+
+// The worker-timeout column runs the Gunicorn rows only, each with
+// --timeout 5, one download of 16 MiB at 1 MiB/s.
+func TestOutliveTimeoutColumn(t *testing.T) {
+	var rows []string
+	for _, c := range MatrixCells() {
+		if c.Column != OutliveTimeout.ID {
+			continue
+		}
+		rows = append(rows, c.Row)
+		assert.Contains(t, c.Condition.Server.Cmd, "--timeout")
+		assert.Equal(t, 1, c.Condition.Downloads)
+		assert.Equal(t, float64(1<<20), c.Condition.ReadRate)
+		assert.Contains(t, []string{Direct.ID, NginxOn.ID}, c.Path)
+	}
+	assert.Equal(t, []string{"gunicorn-sync-2", "gunicorn-sync-2", "gunicorn-gthread-1x4", "gunicorn-gthread-1x4",
+		"gunicorn-gevent-2", "gunicorn-gevent-2", "gunicorn-uvicorn-2", "gunicorn-uvicorn-2"}, rows)
+}
+
+func TestSlowKindLoads(t *testing.T) {
+	for _, c := range MatrixCells() {
+		spec := c.Condition.Load("http://127.0.0.1:8000", "x")
+		require.NoError(t, spec.Validate(), c.Condition.ID)
+		switch c.Column {
+		case SlowUpload.ID:
+			assert.Equal(t, "http://127.0.0.1:8000/upload", spec.UploadURL)
+			assert.EqualValues(t, 16<<20, spec.UploadSize)
+		case SlowHeaders.ID, Silent.ID:
+			assert.Equal(t, 9500*time.Millisecond, spec.HoldFor)
+		}
+	}
+	bad := MatrixCells()[0].Condition
+	bad.SlowKind = "slowloris"
+	assert.ErrorContains(t, bad.Validate(), `SlowKind "slowloris"`)
+}
+
 // The verdicts name the matrix's conditions as the engine's tables do.
 func TestVerdictsNameTheEnginesCells(t *testing.T) {
 	for _, c := range MatrixCells() {
-		assert.Equal(t, c.Condition.ID, verdict.MatrixCellID(c.Row, c.Path))
+		assert.Equal(t, c.Condition.ID, verdict.CellID(c.Column, c.Row, c.Path))
 	}
 	for _, st := range Capacity(SlowRead, MatrixRows, false) {
 		if strings.HasPrefix(st.Condition.ID, "capacity-") {
@@ -54,10 +131,14 @@ func TestVerdictsNameTheEnginesCells(t *testing.T) {
 
 func TestMatrixCellsReuseArticleA(t *testing.T) {
 	cells := MatrixCells()
-	require.Len(t, cells, len(MatrixRows)*len(MatrixPaths)*len(MatrixColumns))
+	// slow read, headers and silent: every row on 3 paths; uploads on 4;
+	// the worker timeout on the 4 Gunicorn rows, 2 paths.
+	require.Len(t, cells, len(MatrixRows)*(3*3+4)+4*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
-		id[[2]string{c.Row, c.Path}] = c.Condition.ID
+		if c.Column == SlowRead.ID {
+			id[[2]string{c.Row, c.Path}] = c.Condition.ID
+		}
 	}
 	assert.Equal(t, "direct-2dl", id[[2]string{"gunicorn-sync-2", "direct"}])
 	assert.Equal(t, "nginx-on-2dl", id[[2]string{"gunicorn-sync-2", "nginx-on"}])
@@ -87,7 +168,9 @@ func TestCapacitySteps(t *testing.T) {
 
 	// The ci plan runs every row direct and behind buffering on, but for
 	// article A's cells, and the steps the capacity verdicts read.
+	// and the cells the slow-client verdicts read.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)*2-3+2)
-	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
+	assert.Len(t, ci, len(MatrixRows)*2-3+2+7)
+	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(MatrixRows)*2-3+1].ID)
+	require.NoError(t, ValidateAll(ci))
 }

@@ -28,7 +28,23 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		m.Cells = append(m.Cells, matrixCell(mc, s, runs, downloads))
 	}
 	for _, col := range MatrixColumns {
-		m.Columns = append(m.Columns, report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients})
+		mc := report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients, Paths: []string{}, Rows: []string{}}
+		for _, p := range col.paths() {
+			mc.Paths = append(mc.Paths, p.ID)
+		}
+		for _, r := range MatrixRows {
+			if _, ok := col.server(r); ok {
+				mc.Rows = append(mc.Rows, r.ID)
+			}
+		}
+		m.Columns = append(m.Columns, mc)
+	}
+	m.Streams = []report.StreamCell{}
+	for _, c := range StreamTable {
+		if s, ok := byID[c.ID]; ok {
+			m.Streams = append(m.Streams, report.StreamCell{Condition: c.ID, Path: c.Path.ID, XAccelNo: c.Stream.XAccelNo,
+				RunsSound: s.RunsSound, RunsTotal: s.RunsTotal, Stream: s.Stream})
+		}
 	}
 	stepped := false
 	for _, r := range MatrixRows {
@@ -42,7 +58,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		m.Rows = append(m.Rows, row)
 		stepped = stepped || len(row.Capacity) > 0
 	}
-	if len(m.Cells) == 0 && !stepped {
+	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 {
 		return nil
 	}
 	return &m
@@ -52,8 +68,9 @@ func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads 
 	c := report.MatrixCell{Row: mc.Row, Column: mc.Column, Path: mc.Path, Condition: s.ID, Class: verdict.Class(s),
 		RunsTotal: s.RunsTotal, RunsSound: s.RunsSound, P95Ms: s.P95Ms, P95MsMin: s.P95MsMin, P95MsMax: s.P95MsMax,
 		P95MsRuns: s.P95MsRuns, MaxMs: s.MaxMs, RequestsFailed: s.RequestsTotal - s.RequestsOK,
-		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS,
-		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}}
+		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS, WorkerTimeouts: s.WorkerTimeouts,
+		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}, AcceptQueuePeak: s.AcceptQueuePeak,
+		AppThrottledShare: s.ThrottledShare["app"]}
 	sound := map[int]bool{}
 	for _, r := range runs {
 		if r.Condition == s.ID && r.Sound {

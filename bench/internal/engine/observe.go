@@ -107,6 +107,8 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	if s.Spec.ProxyPort != 0 {
 		appHop = probe.HopAppToNginx
 	}
+	// Only slow readers make the app's send queue telling.
+	reads := len(res.Downloads) > 0 && (res.Spec.SlowKind == "" || res.Spec.SlowKind == load.SlowRead)
 	var busy, busyOf int
 	for _, ss := range s.Sockets {
 		if !in(ss.UnixNano) {
@@ -123,7 +125,8 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			o.Hops[h] = p
 		}
 		o.PathPeakBytes = max(o.PathPeakBytes, total)
-		if len(res.Downloads) > 0 && ss.UnixNano <= lastEnd {
+		o.AcceptQueuePeak = max(o.AcceptQueuePeak, ss.Hops[probe.HopListen].AcceptQueue)
+		if reads && ss.UnixNano <= lastEnd {
 			busyOf++
 			if ss.Hops[appHop].SendQ > 0 {
 				busy++

@@ -1,6 +1,25 @@
 package engine
 
-import "slices"
+import (
+	"slices"
+
+	"wsgilab/bench/internal/verdict"
+)
+
+// cellsRead are the matrix cells that verdicts vs read, in the matrix's
+// order.
+func cellsRead(vs []verdict.Verdict) []Condition {
+	var out []Condition
+	for _, c := range MatrixCells() {
+		for _, v := range vs {
+			if slices.Contains(v.Check.Needs(), c.Condition.ID) {
+				out = append(out, c.Condition)
+				break
+			}
+		}
+	}
+	return out
+}
 
 // Plan is what a LAB_PROFILE runs of article A, the sweep and the
 // resilience matrix.
@@ -16,6 +35,10 @@ type Plan struct {
 	// times.
 	Matrix     []Condition
 	MatrixRuns int
+	// Stream are the streaming table's conditions; each runs StreamRuns
+	// times.
+	Stream     []Condition
+	StreamRuns int
 }
 
 // Plans by LAB_PROFILE. "full" (make repro) runs article A's table and
@@ -27,27 +50,38 @@ type Plan struct {
 // minutes. Two runs, not one: what the buffering-off path holds varies by
 // ±0.7 MB from run to run, and their median halves the model's misses.
 //
-// The resilience matrix: "full" runs every row on every path and steps
-// every row's capacity (CapacitySteps), 3 runs each; "ci" runs every row
-// once directly and behind NGINX buffering on (the paths the verdicts
-// read; buffering off, which no verdict reads, only under full) and
-// steps gthread at 3 and 4 slow readers (sync's 1 and 2 are article A's):
-// 17 runs of about 9.5 s windows, about 3.6 minutes.
+// The resilience matrix: "full" runs every row on every path under every
+// column and steps every row's capacity under slow readers
+// (CapacitySteps), 3 runs each, and the whole streaming table; "ci" runs
+// every row once directly and behind NGINX buffering on under slow
+// readers (the paths the verdicts read; buffering off, which no verdict
+// reads, only under full), steps gthread at 3 and 4 slow readers (sync's
+// 1 and 2 are article A's), runs the 7 cells verdict.SlowClients reads
+// and, of the streaming table, the direct stream and the three that show
+// the mechanism (buffering on; with gzip; with gzip and
+// X-Accel-Buffering: no): 24 runs of 9.5 to 17 s windows and 4 of 5 s,
+// about 6 minutes. The streaming verdicts on the other three conditions
+// (buffering off, with and without gzip; X-Accel-Buffering: no without
+// gzip) are asserted under full only.
 var Plans = map[string]Plan{
 	"full": {
 		Conditions: slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
 		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates)),
 		SweepRuns:  3,
-		Matrix:     matrixPlan(MatrixPaths, MatrixRows, false),
+		Matrix:     matrixPlan(nil, MatrixRows, false),
 		MatrixRuns: 3,
+		Stream:     StreamTable,
+		StreamRuns: 3,
 	},
 	"ci": {
 		Conditions: slices.Concat(Under(ArticleA, Stock),
 			bimodal(Under(Pick(ArticleA, "direct-2dl", "nginx-off-2dl", "pilot-nginx-off"), ArticleHost))),
 		Sweep:      Sweep(Stock, SweepSizes, []float64{2 << 20}),
 		SweepRuns:  2,
-		Matrix:     matrixPlan([]Path{Direct, NginxOn}, MatrixRows[:2], true),
+		Matrix:     slices.Concat(matrixPlan([]Path{Direct, NginxOn}, MatrixRows[:2], true), cellsRead(verdict.SlowClients)),
 		MatrixRuns: 1,
+		Stream:     Pick(StreamTable, "stream-direct", "stream-nginx-on", "stream-nginx-on-gzip", "stream-nginx-on-gzip-xaccel-no"),
+		StreamRuns: 1,
 	},
 }
 
@@ -66,12 +100,13 @@ func bimodal(cs []Condition) []Condition {
 	return cs
 }
 
-// matrixPlan is the matrix's own cells on paths, then the own capacity
-// steps of rows under the slow-read column (near: CapacitySteps).
+// matrixPlan is the matrix's own slow-read cells on paths (nil: every
+// column's cells on every path), then the own capacity steps of rows
+// under the slow-read column (near: CapacitySteps).
 func matrixPlan(paths []Path, rows []Row, near bool) []Condition {
 	var cs []Condition
 	for _, c := range MatrixCells() {
-		if slices.ContainsFunc(paths, func(p Path) bool { return p.ID == c.Path }) {
+		if paths == nil || c.Column == SlowRead.ID && slices.ContainsFunc(paths, func(p Path) bool { return p.ID == c.Path }) {
 			cs = append(cs, c.Condition)
 		}
 	}

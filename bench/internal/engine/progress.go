@@ -2,7 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -62,8 +65,22 @@ func RunLine(c Condition, r report.Run) string {
 	if a, ok := articleFigures[c.Ref]; ok {
 		ref = fmt.Sprintf(" (article %.2f)", a.P95Ms)
 	}
-	return fmt.Sprintf("p95 %.2f ms%s, write %.3f s, completion %.3f s, lag max %.2f ms, %s",
-		r.P95Ms, ref, r.WriteS, r.CompletionS, r.LagMaxMs, verdict)
+	var extra string
+	if len(r.SlowOutcomes) > 0 {
+		var out []string
+		for _, o := range slices.Sorted(maps.Keys(r.SlowOutcomes)) {
+			out = append(out, fmt.Sprintf("%d %s", r.SlowOutcomes[o], o))
+		}
+		extra += ", slow clients " + strings.Join(out, ", ")
+	}
+	if r.WorkerTimeouts > 0 {
+		extra += fmt.Sprintf(", %d worker timeouts", r.WorkerTimeouts)
+	}
+	if s := r.Stream; s != nil {
+		extra += fmt.Sprintf(", %d of %d events, delay p95 %.2f ms, first %.2f ms", s.Events, s.Expected, s.DelayP95Ms, s.FirstEventDelayMs)
+	}
+	return fmt.Sprintf("p95 %.2f ms%s, write %.3f s, completion %.3f s, lag max %.2f ms%s, %s",
+		r.P95Ms, ref, r.WriteS, r.CompletionS, r.LagMaxMs, extra, verdict)
 }
 
 // RowLine is an article B row's progress summary.

@@ -45,6 +45,9 @@ type Record struct {
 	Client    probe.Inspection             `json:"client_inspection"`
 	Sampler   *probe.Series                `json:"sampler,omitempty"`
 	Started   time.Time                    `json:"started_at"`
+	// AppLog is the tail of the app container's log after the load: what
+	// the server said of the run (Gunicorn's worker timeouts among it).
+	AppLog string `json:"app_log,omitempty"`
 	// WallS is the run's wall time from Started to its last collection
 	// (the pod's teardown follows), set by Reports.AddRun.
 	WallS float64 `json:"wall_s"`
@@ -112,6 +115,7 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
+	rec.AppLog = pod.Logs(pod.App)
 	if rec.Writes, err = pod.Writes(); err != nil {
 		return rec, err
 	}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
@@ -69,26 +71,43 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	var writes, completions []float64
 	for _, d := range res.Downloads {
 		w, found := rec.Writes[d.ID]
-		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Status: d.Status,
+		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Kind: d.Kind, Status: d.Status,
 			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(),
 			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start),
 			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
 			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
 		out.Downloads = append(out.Downloads, row)
+		if run.SlowOutcomes == nil {
+			run.SlowOutcomes = map[string]int{}
+		}
+		run.SlowOutcomes[row.Outcome]++
+		// A held connection has no body, so the app keeps no record of it.
+		recorded := d.Kind != load.SlowHeaders && d.Kind != load.SlowSilent
 		switch {
-		case !row.Complete:
-			failures = append(failures, fmt.Sprintf("download %s %s: status %d, %d of %d bytes, %s",
+		case !d.Served():
+			failures = append(failures, fmt.Sprintf("slow client %s %s: status %d, %d of %d bytes, %s",
 				d.ID, row.Outcome, d.Status, d.Bytes, d.Expected, d.Error))
-		case !found || !w.Complete:
-			problems = append(problems, fmt.Sprintf("download %s has no complete write record in the app", d.ID))
+		case recorded && (!found || !w.Complete):
+			problems = append(problems, fmt.Sprintf("slow client %s has no complete record in the app", d.ID))
 		default:
 			run.DownloadsComplete++
 		}
-		writes = append(writes, row.WriteS)
+		if recorded {
+			writes = append(writes, row.WriteS)
+		}
 		completions = append(completions, row.CompletionS)
 	}
 	if len(res.Downloads) != c.Downloads {
-		problems = append(problems, fmt.Sprintf("%d downloads ran, the condition asks for %d", len(res.Downloads), c.Downloads))
+		problems = append(problems, fmt.Sprintf("%d slow clients ran, the condition asks for %d", len(res.Downloads), c.Downloads))
+	}
+	run.WorkerTimeouts = strings.Count(rec.AppLog, workerTimeoutLine)
+	if res.Stream != nil {
+		run.Stream = streamOf(*res.Stream, res.Spec.Stream.Events)
+		if st := run.Stream; st.Error != "" || st.Events != st.Expected || st.Status != http.StatusOK {
+			failures = append(failures, fmt.Sprintf("event stream: status %d, %d of %d events, %s", st.Status, st.Events, st.Expected, st.Error))
+		}
+	} else if c.Stream != nil {
+		problems = append(problems, "the condition reads an event stream, the run has none")
 	}
 	run.WriteS, run.CompletionS = stats.Median(writes), stats.Median(completions)
 
@@ -150,13 +169,14 @@ func samplerProblems(o report.Observed) []string {
 // per run the p95 by nearest rank; per condition the median of the valid
 // runs' values. ref is the article's figure, zero where it gave none.
 func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue) report.Condition {
-	s := report.Condition{ID: c.ID, Server: c.Server.ID, Path: c.Path.ID, Downloads: c.Downloads,
+	s := report.Condition{ID: c.ID, Server: c.Server.ID, Path: c.Path.ID, Downloads: c.Downloads, SlowKind: c.SlowKind,
 		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, TCPProfile: c.TCP.ID,
 		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
 		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
 		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}
 	var p50, maxs, writes, completions []float64
 	var valid []report.Run
+	var streams []*report.Stream
 	for _, r := range runs {
 		// An unsound run says nothing about the server: its counts stay out.
 		if !r.Sound {
@@ -168,6 +188,14 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		s.RequestsTotal += r.RequestsTotal
 		s.DownloadsComplete += r.DownloadsComplete
 		s.DownloadsTotal += r.DownloadsTotal
+		s.WorkerTimeouts += r.WorkerTimeouts
+		streams = append(streams, r.Stream)
+		for o, n := range r.SlowOutcomes {
+			if s.SlowOutcomes == nil {
+				s.SlowOutcomes = map[string]int{}
+			}
+			s.SlowOutcomes[o] += n
+		}
 		if !r.Valid {
 			continue
 		}
@@ -187,6 +215,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 	s.P50Ms = stats.Median(p50)
 	s.MaxMs = stats.Median(maxs)
 	s.WriteS = stats.Median(writes)
+	s.Stream = foldStreams(streams)
 	s.CompletionS = stats.Median(completions)
 	summarizeObserved(&s, valid)
 	return s
@@ -196,7 +225,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch, path, unread, unreadMax []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch, path, unread, unreadMax, accept []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
 	sites, siteSamples := map[string]float64{}, 0.0
@@ -208,6 +237,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		if o.TempfileSamples > 0 {
 			peaks = append(peaks, o.TempfilePeakMiB)
 		}
+		accept = append(accept, float64(o.AcceptQueuePeak))
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			cpu = append(cpu, app.CPUPercent)
 		}
@@ -287,6 +317,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		s.ThrottledShare[role] = stats.Median(v)
 	}
 	s.PathPeakBytes = all(path, stats.Median[float64])
+	s.AcceptQueuePeak = all(accept, stats.Median[float64])
 	s.WriteEndUnreadBytes, s.WriteEndUnreadMaxBytes = all(unread, stats.Median[float64]), all(unreadMax, stats.Median[float64])
 	if n > 0 && siteSamples > 0 {
 		s.AppWaitSites = []report.SiteShare{}

@@ -73,8 +73,8 @@ func TestSummarizeRunInvalidSampler(t *testing.T) {
 		"no series":    {func(r *Record) { r.Sampler = nil }, "no /proc sampler series"},
 		"no request":   {func(r *Record) { r.Load.Fast = nil }, "no /fast request was made"},
 		"short body":   {func(r *Record) { r.Load.Fast[2].Bytes = 3 }, "1 of 4 /fast requests failed"},
-		"no write":     {func(r *Record) { r.Writes = nil }, "has no complete write record"},
-		"downloads":    {func(r *Record) { r.Load.Downloads = nil }, "0 downloads ran, the condition asks for 1"},
+		"no write":     {func(r *Record) { r.Writes = nil }, "has no complete record in the app"},
+		"downloads":    {func(r *Record) { r.Load.Downloads = nil }, "0 slow clients ran, the condition asks for 1"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -55,8 +55,10 @@ func Sweep(prof TCPProfile, sizes []int64, rates []float64) []Condition {
 
 // sameCell is whether c and d run the same pod under the same load.
 func (c Condition) sameCell(d Condition) bool {
-	return c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Downloads == d.Downloads &&
-		c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate && c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs
+	return slices.Equal(c.Server.Cmd, d.Server.Cmd) && c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID &&
+		c.Downloads == d.Downloads && c.SlowKind == d.SlowKind && c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate &&
+		c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
+		(c.Stream == nil || *c.Stream == *d.Stream)
 }
 
 // SweepModel is the buffer model for article A's /fast schedule.

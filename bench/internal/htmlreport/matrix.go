@@ -15,8 +15,36 @@ import (
 type matrixView struct {
 	Missing  string
 	Note     string
+	Overview overviewView
 	Columns  []matrixTable
 	Capacity []capacityRow
+	Streams  []streamRow
+}
+
+// overviewView is every cell at a glance: rows by column and path, each
+// cell its class and /fast p95.
+type overviewView struct {
+	Columns []overviewColumn
+	Rows    []overviewRow
+}
+
+type overviewColumn struct {
+	Title string
+	Paths []string
+}
+
+type overviewRow struct {
+	ID    string
+	Cells []overviewCell
+}
+
+type overviewCell struct {
+	Class, Text, Title string
+}
+
+// streamRow is one condition of the streaming table.
+type streamRow struct {
+	Condition, Path, Header, Runs, Events, P50, P95, Max, First, Error string
 }
 
 type matrixTable struct {
@@ -52,10 +80,18 @@ func buildMatrix(m *report.Matrix) matrixView {
 		cells[[3]string{c.Column, c.Row, c.Path}] = c
 	}
 	for _, col := range m.Columns {
-		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: matrixPaths}
+		paths := col.Paths
+		if len(paths) == 0 {
+			paths = matrixPaths
+		}
+		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: paths}
+		v.Overview.Columns = append(v.Overview.Columns, overviewColumn{Title: col.ID, Paths: paths})
 		for _, r := range m.Rows {
+			if len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID) {
+				continue
+			}
 			row := matrixRowView{ID: r.ID, Cmd: r.Cmd, Basis: r.Basis}
-			for _, p := range matrixPaths {
+			for _, p := range paths {
 				c, ok := cells[[3]string{col.ID, r.ID, p}]
 				if !ok {
 					row.Cells = append(row.Cells, matrixCellView{Class: report.ClassNoData})
@@ -66,6 +102,26 @@ func buildMatrix(m *report.Matrix) matrixView {
 			t.Rows = append(t.Rows, row)
 		}
 		v.Columns = append(v.Columns, t)
+	}
+	for _, r := range m.Rows {
+		row := overviewRow{ID: r.ID}
+		for _, col := range v.Overview.Columns {
+			for _, p := range col.Paths {
+				c, ok := cells[[3]string{col.Title, r.ID, p}]
+				switch {
+				case !ok:
+					row.Cells = append(row.Cells, overviewCell{Class: report.ClassNoData, Text: "–"})
+				case len(c.P95MsRuns) == 0:
+					row.Cells = append(row.Cells, overviewCell{Class: c.Class, Text: c.Class, Title: c.Condition})
+				default:
+					row.Cells = append(row.Cells, overviewCell{Class: c.Class, Text: num(c.P95Ms) + " ms", Title: c.Condition + ": " + c.Class})
+				}
+			}
+		}
+		v.Overview.Rows = append(v.Overview.Rows, row)
+	}
+	for _, s := range m.Streams {
+		v.Streams = append(v.Streams, streamView(s))
 	}
 	for _, r := range m.Rows {
 		for _, c := range r.Capacity {
@@ -110,5 +166,35 @@ func cellView(c report.MatrixCell) matrixCellView {
 		waits = append(waits, w.Site+" "+pct(w.Share))
 	}
 	v.Waits = strings.Join(waits, ", ")
+	if c.AcceptQueuePeak != nil && *c.AcceptQueuePeak > 0 {
+		v.Waits += fmt.Sprintf("; accept queue peak %s", num(*c.AcceptQueuePeak))
+	}
+	if c.AppThrottledShare >= 0.05 {
+		v.Waits += "; app throttled " + pct(c.AppThrottledShare)
+	}
+	if c.WorkerTimeouts > 0 {
+		v.Clients += fmt.Sprintf("; %d worker timeouts logged", c.WorkerTimeouts)
+	}
 	return v
+}
+
+func streamView(s report.StreamCell) streamRow {
+	r := streamRow{Condition: s.Condition, Path: s.Path, Header: "–", Runs: fmt.Sprintf("%d of %d sound", s.RunsSound, s.RunsTotal),
+		Events: "–", P50: "–", P95: "–", Max: "–", First: "–"}
+	if s.XAccelNo {
+		r.Header = "X-Accel-Buffering: no"
+	}
+	if st := s.Stream; st != nil {
+		r.Events = fmt.Sprintf("%d of %d", st.Events, st.Expected)
+		if st.Encoding != "" {
+			r.Events += " (" + st.Encoding + ")"
+		}
+		r.P50, r.P95, r.Max, r.First = num(st.DelayP50Ms)+" ms", num(st.DelayP95Ms)+" ms", num(st.DelayMaxMs)+" ms", num(st.FirstEventDelayMs)+" ms"
+		if len(st.DelayP95MsRuns) > 1 {
+			lo, hi := slices.Min(st.DelayP95MsRuns), slices.Max(st.DelayP95MsRuns)
+			r.P95 += " (" + rangeText(lo, hi) + ")"
+		}
+		r.Error = st.Error
+	}
+	return r
 }

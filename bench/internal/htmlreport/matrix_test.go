@@ -10,23 +10,47 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The matrix's section has one row per server setup, a cell per path
-// coloured by its class, and the capacity of the rows the series stepped,
-// from matrix.json alone; the matrix's own conditions stay out of article
-// A's sections.
+// The matrix's section has an overview (every row by every column and
+// path, coloured by class), then one table per column with one row per
+// server setup it applies to, a cell per path coloured by its class, the
+// capacity of the rows the series stepped, and the streaming table, from
+// matrix.json alone; the matrix's own conditions stay out of article A's
+// sections.
 func TestMatrixSection(t *testing.T) {
 	page := string(render(t, fixtureDir))
 	sec := section(t, page, "matrix")
-	cells, capacity, ok := strings.Cut(sec, "<h3>Capacity")
+	overview, rest, ok := strings.Cut(sec, "</table>")
 	require.True(t, ok)
-	assert.Equal(t, 9, strings.Count(cells, "<tr><td><b>"), "one row per server setup")
+	cells, after, ok := strings.Cut(rest, "<h3>Capacity")
+	require.True(t, ok)
+	capacity, stream, ok := strings.Cut(after, `<h3 id="streaming">`)
+	require.True(t, ok)
+
+	// The fixture: 9 rows; slow read, headers and silent on 3 paths,
+	// uploads on 4, the worker timeout on 2 for the 4 Gunicorn rows.
+	assert.Equal(t, 9, strings.Count(overview, "<tr><td><b>"), "one overview row per server setup")
+	assert.Equal(t, 9*(3*3+4+2), strings.Count(overview, "<td class=\"m-"), "every column's paths in every row")
+	assert.Equal(t, 5*2, strings.Count(overview, `<td class="m-no-data" title="">–</td>`), "the worker timeout's 2 paths on the 5 rows it skips")
+	assert.Equal(t, 9*4+4, strings.Count(cells, "<tr><td><b>"), "a table per column, a row per setup it applies to")
+	for class, n := range map[string]int{"stalled": 28, "protected": 91, "slowed": 5, "failed": 1} {
+		assert.Equal(t, n, strings.Count(cells, `class="m-`+class+`"`), class)
+		assert.Equal(t, n, strings.Count(overview, `class="m-`+class+`"`), class)
+	}
 	assert.Equal(t, 2, strings.Count(capacity, "<tr><td><b>"), "the rows this series stepped")
-	assert.Equal(t, 8, strings.Count(sec, `class="m-stalled"`), "sync and 3 uWSGI rows stall direct and behind buffering off")
-	assert.Equal(t, 9*3-8, strings.Count(sec, `class="m-protected"`), "every other cell is protected")
-	assert.Contains(t, sec, "<b>stalled from 2</b>")
-	assert.Contains(t, sec, "<b>stalled from 4</b>")
-	assert.Contains(t, sec, "2 complete")
-	assert.Contains(t, sec, "poll/poll_schedule_timeout")
+	assert.Contains(t, capacity, "<b>stalled from 2</b>")
+	assert.Contains(t, capacity, "<b>stalled from 4</b>")
+	assert.Contains(t, cells, "2 complete")
+	assert.Contains(t, cells, "2 held")
+	assert.Contains(t, cells, "2 closed", "gevent closes slow headers")
+	assert.Contains(t, cells, "1 truncated, ", "the download cut by the worker timeout")
+	assert.Contains(t, cells, "1 worker timeouts logged")
+	assert.Contains(t, cells, "accept queue peak 72")
+	assert.Contains(t, cells, "poll/poll_schedule_timeout")
+
+	assert.Equal(t, 7, strings.Count(stream, "<tr><td>stream-"), "the streaming table's 7 conditions")
+	assert.Contains(t, stream, "X-Accel-Buffering: no")
+	assert.Regexp(t, `<tr><td>stream-nginx-on-gzip</td><td>nginx-on-gzip</td><td>–</td><td>1 of 1 sound</td><td>50 of 50 \(gzip\)</td><td>[0-9,.]+ ms</td><td><b>4[0-9]{3} ms</b>`, stream,
+		"gzip behind buffering on holds the events for seconds")
 
 	assert.NotContains(t, section(t, page, "article-a-table"), "matrix-slow-read-", "the matrix's cells are not article A's")
 }

@@ -75,8 +75,36 @@ type Run struct {
 	Server     string            `json:"server"`
 	Sysctls    map[string]string `json:"sysctls"`
 	ClientCPUs float64           `json:"client_cpus"`
+	// SlowOutcomes counts the run's slow clients by outcome
+	// (load.Download.Outcome).
+	SlowOutcomes map[string]int `json:"slow_outcomes,omitempty"`
+	// WorkerTimeouts counts Gunicorn's "WORKER TIMEOUT" lines in the
+	// app's log: workers its arbiter killed during the run.
+	WorkerTimeouts int `json:"worker_timeouts"`
+	// Stream is the event stream's delays, when the run read one.
+	Stream *Stream `json:"stream,omitempty"`
 	// Observed is the probe's summary of the run (nil without a probe).
 	Observed *Observed `json:"observed,omitempty"`
+}
+
+// Stream is an event stream as its reader saw it: how many events came
+// and how long each took from the app's send to the reader's arrival.
+type Stream struct {
+	Status   int    `json:"status"`
+	Encoding string `json:"encoding,omitempty"`
+	Events   int    `json:"events"`
+	Expected int    `json:"expected"`
+	// DelayP50Ms, DelayP95Ms and DelayMaxMs are over the events (for a
+	// condition: the median of its runs' p50 and p95, the most of their
+	// max); DelayP95MsRuns each run's p95.
+	DelayP50Ms     float64   `json:"delay_p50_ms"`
+	DelayP95Ms     float64   `json:"delay_p95_ms"`
+	DelayMaxMs     float64   `json:"delay_max_ms"`
+	DelayP95MsRuns []float64 `json:"delay_p95_ms_runs,omitempty"`
+	// FirstEventDelayMs is the first event's delay (for a condition: the
+	// median of its runs').
+	FirstEventDelayMs float64 `json:"first_event_delay_ms"`
+	Error             string  `json:"error,omitempty"`
 }
 
 // Request is one /fast request: a line of requests.jsonl.
@@ -97,12 +125,16 @@ type Download struct {
 	Condition string `json:"condition"`
 	Run       int    `json:"run"`
 	ID        string `json:"id"`
-	Status    int    `json:"status"`
-	Bytes     int64  `json:"bytes"`
-	Expected  int64  `json:"expected"`
-	Complete  bool   `json:"complete"`
+	// Kind is the slow client's kind: "" a slow download, or upload,
+	// headers or silent (load's SlowKind).
+	Kind     string `json:"kind,omitempty"`
+	Status   int    `json:"status"`
+	Bytes    int64  `json:"bytes"`
+	Expected int64  `json:"expected"`
+	Complete bool   `json:"complete"`
 	// Outcome is how the slow client was served: complete, truncated,
-	// reset, timeout, refused or status (load.Download.Outcome).
+	// reset, timeout, refused or status; a held connection held or
+	// closed (load.Download.Outcome).
 	Outcome string `json:"outcome"`
 	// ReceiveBufferGranted is SO_RCVBUF as the kernel reported it.
 	ReceiveBufferGranted int     `json:"receive_buffer_granted"`
@@ -126,6 +158,7 @@ type Condition struct {
 	Server     string  `json:"server"`
 	Path       string  `json:"path"`
 	Downloads  int     `json:"downloads"`
+	SlowKind   string  `json:"slow_kind,omitempty"`
 	BodyBytes  int64   `json:"body_bytes"`
 	ReadRate   float64 `json:"read_rate_bytes_per_s"`
 	TCPProfile string  `json:"tcp_profile"`
@@ -153,6 +186,12 @@ type Condition struct {
 	RequestsTotal     int       `json:"requests_total"`
 	DownloadsComplete int       `json:"downloads_complete"`
 	DownloadsTotal    int       `json:"downloads_total"`
+	// SlowOutcomes counts the slow clients of the sound runs by outcome;
+	// WorkerTimeouts the worker timeouts Gunicorn logged in them.
+	SlowOutcomes   map[string]int `json:"slow_outcomes,omitempty"`
+	WorkerTimeouts int            `json:"worker_timeouts"`
+	// Stream is the event stream over the sound runs that read one.
+	Stream *Stream `json:"stream,omitempty"`
 
 	// What the /proc sampler saw, as medians over valid runs: NGINX's
 	// temp-file peak (and its largest run), the app's CPU, the app
@@ -191,6 +230,9 @@ type Condition struct {
 	// PathPeakBytes is the median over valid runs of the most the path's
 	// sockets held at once (Observed.PathPeakBytes), for all downloads.
 	PathPeakBytes *float64 `json:"path_peak_bytes"`
+	// AcceptQueuePeak is the median over valid runs of the most
+	// connections waiting at once in the accept queues (Observed).
+	AcceptQueuePeak *float64 `json:"accept_queue_peak"`
 	// HopPeakBytes are, per hop, the median over valid runs of the hop's
 	// peak send plus receive queue.
 	HopPeakBytes map[probe.Hop]float64 `json:"hop_peak_bytes,omitempty"`

@@ -12,6 +12,23 @@ type Matrix struct {
 	Columns     []MatrixColumn `json:"columns"`
 	Rows        []MatrixRow    `json:"rows"`
 	Cells       []MatrixCell   `json:"cells"`
+	// Streams is the streaming table: one event stream through each of
+	// its paths.
+	Streams []StreamCell `json:"streams"`
+}
+
+// StreamCell is one condition of the streaming table.
+type StreamCell struct {
+	Condition string `json:"condition"`
+	// Path is how the reader reached the app; XAccelNo says the app sent
+	// X-Accel-Buffering: no.
+	Path     string `json:"path"`
+	XAccelNo bool   `json:"xaccel_no"`
+	// RunsSound and RunsTotal count its runs; Stream is over the sound
+	// ones.
+	RunsSound int     `json:"runs_sound"`
+	RunsTotal int     `json:"runs_total"`
+	Stream    *Stream `json:"stream"`
 }
 
 // The classes of a matrix cell or capacity step.
@@ -36,6 +53,10 @@ type MatrixColumn struct {
 	Text string `json:"text"`
 	// Clients is how many slow clients each cell runs.
 	Clients int `json:"clients"`
+	// Paths are the paths the column runs on, and Rows the rows it
+	// applies to.
+	Paths []string `json:"paths"`
+	Rows  []string `json:"rows"`
 }
 
 // MatrixRow is one server setup.
@@ -75,21 +96,30 @@ type MatrixCell struct {
 	RequestsFailed int `json:"requests_failed"`
 	RequestsTotal  int `json:"requests_total"`
 	// SlowClients counts the slow clients by outcome (complete,
-	// truncated, reset, timeout, refused, status); SlowClientS is their
+	// truncated, reset, timeout, refused, status; a held connection's
+	// held or closed); SlowClientS is their
 	// median time to the end of the exchange and SlowClientSMax the
 	// longest.
 	SlowClients    map[string]int `json:"slow_clients"`
 	SlowClientS    float64        `json:"slow_client_s"`
 	SlowClientSMax float64        `json:"slow_client_s_max"`
 	// WriteS is the median of the app's write times: how long a response
-	// held the server.
+	// held the server (an upload's: how long reading its body did).
 	WriteS float64 `json:"write_s"`
+	// WorkerTimeouts counts Gunicorn's worker timeouts in the sound runs.
+	WorkerTimeouts int `json:"worker_timeouts"`
 	// Waits are the app workers' wait sites (syscall/wchan) by share of
 	// samples over every worker and valid run, largest first; SendShareMax
 	// is the most blocked worker's share in a socket send (median over
 	// runs).
 	Waits        []SiteShare `json:"waits"`
 	SendShareMax *float64    `json:"send_share_max"`
+	// AcceptQueuePeak is the most connections that waited at once to be
+	// accepted (median over valid runs): /fast requests no worker took.
+	AcceptQueuePeak *float64 `json:"accept_queue_peak"`
+	// AppThrottledShare is the app's share of CFS periods throttled
+	// (median over valid runs): a server short of CPU, not of workers.
+	AppThrottledShare float64 `json:"app_throttled_share"`
 }
 
 // SiteShare is one wait site's share of samples.

@@ -18,6 +18,10 @@ type Observed struct {
 	Workers []WorkerWaits `json:"workers"`
 	// Hops are the queue peaks per socket hop.
 	Hops map[probe.Hop]HopPeak `json:"hops"`
+	// AcceptQueuePeak is the most connections that waited at once in the
+	// listening sockets' accept queues (the app's and NGINX's): requests
+	// no worker had taken yet.
+	AcceptQueuePeak int `json:"accept_queue_peak"`
 	// PathPeakBytes is the most the path's sockets held at once: the
 	// largest sum over every hop's send and receive queues in one sample
 	// (the per-hop peaks above may fall in different samples).

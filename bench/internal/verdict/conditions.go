@@ -61,7 +61,9 @@ var (
 	AppCPU       = sampled("app CPU", func(c report.Condition) *float64 { return c.AppCPUPercent })
 	LeastBlocked = sampled("least blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMin })
 	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
-	SendQBusy    = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
+	// AcceptQueue is the most connections waiting at once to be accepted.
+	AcceptQueue = sampled("accept-queue peak", func(c report.Condition) *float64 { return c.AcceptQueuePeak })
+	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
 	// WriteEndMismatch is max |queued - unread| / unread at the app's
 	// write end, unread counted from the client's own reads.
 	WriteEndMismatch = withDownloads(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }))
@@ -134,5 +136,13 @@ func Zero(id string, m Metric) Check {
 func Less(a, b string, m Metric) Check {
 	return condCheck{[]string{a, b}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("< %.4g (%s)", v[1], b), v[0] < v[1]}
+	}}
+}
+
+// UnderFraction holds when m of condition a is under f times m of
+// condition b; the measured value is a's.
+func UnderFraction(a, b string, m Metric, f float64) Check {
+	return condCheck{[]string{a, b}, m, func(v []float64) Outcome {
+		return Outcome{v[0], fmt.Sprintf("< %g x %.4g (%s)", f, v[1], b), v[0] < f*v[1]}
 	}}
 }

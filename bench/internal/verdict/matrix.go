@@ -96,8 +96,8 @@ func (c classCheck) Eval(d Data) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("%s: %w", c.id, errNoClass)
 	}
 	th := map[string]string{
-		report.ClassProtected: fmt.Sprintf("< %d ms, no failed request, every slow client whole", ProtectedMs),
-		report.ClassStalled:   fmt.Sprintf("> %d ms, no failed request, every slow client whole", StalledMs),
+		report.ClassProtected: fmt.Sprintf("< %d ms, no failed request, every slow client served", ProtectedMs),
+		report.ClassStalled:   fmt.Sprintf("> %d ms, no failed request, every slow client served", StalledMs),
 	}[c.want]
 	if class == report.ClassFailed {
 		th += fmt.Sprintf(" (measured: %d failed requests, %d slow clients not whole)",
@@ -120,6 +120,28 @@ func MatrixCellID(row, path string) string {
 	}
 	return "matrix-slow-read-" + row + "-" + path
 }
+
+// CellID is the condition measuring a cell of column col: MatrixCellID's
+// for the slow-read column, matrix-<col>-<row>-<path> for the others (an
+// engine test checks it against engine.MatrixCells).
+func CellID(col, row, path string) string {
+	if col == slowRead {
+		return MatrixCellID(row, path)
+	}
+	return "matrix-" + col + "-" + row + "-" + path
+}
+
+// The matrix's columns and paths, by id (engine.MatrixColumns).
+const (
+	slowRead       = "slow-read"
+	slowUpload     = "slow-upload"
+	slowHeaders    = "slow-headers"
+	silent         = "silent"
+	outliveTimeout = "outlive-timeout"
+	direct         = "direct"
+	nginxOn        = "nginx-on"
+	reqbufOff      = "nginx-on-reqbuf-off"
+)
 
 // CapacityStepID is a slow-read capacity step's own condition
 // (engine.CapacityID; an engine test checks it).

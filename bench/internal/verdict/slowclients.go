@@ -1,0 +1,125 @@
+package verdict
+
+import (
+	"fmt"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+)
+
+// Outcomes holds when every slow client of condition id's sound runs
+// ended in one of outcomes (load.Download.Outcome); the measured value is
+// the share that did.
+func Outcomes(id string, outcomes ...string) Check { return outcomeCheck{id, outcomes} }
+
+type outcomeCheck struct {
+	id       string
+	outcomes []string
+}
+
+func (c outcomeCheck) Needs() []string { return []string{c.id} }
+
+func (c outcomeCheck) Eval(d Data) (Outcome, error) {
+	s, ok := d.Conditions[c.id]
+	if !ok {
+		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
+	}
+	var total, in int
+	for o, n := range s.SlowOutcomes {
+		total += n
+		for _, w := range c.outcomes {
+			if o == w {
+				in += n
+			}
+		}
+	}
+	if s.RunsSound == 0 || total == 0 || total != s.Downloads*s.RunsSound {
+		return Outcome{}, fmt.Errorf("%s: no sound run with all its slow clients", c.id)
+	}
+	share := float64(in) / float64(total)
+	return Outcome{Measured: share, Threshold: "= 1 (every slow client " + strings.Join(c.outcomes, " or ") + ")", Holds: in == total}, nil
+}
+
+// WorkerTimeouts is the worker timeouts Gunicorn logged per sound run.
+var WorkerTimeouts = Metric{"worker timeouts per run", func(c report.Condition) (float64, error) {
+	if c.RunsSound == 0 {
+		return 0, fmt.Errorf("no sound run")
+	}
+	return float64(c.WorkerTimeouts) / float64(c.RunsSound), nil
+}}
+
+// AcceptQueueStalled is the accept-queue peak over which /fast
+// connections waited in numbers: a stalled cell's /fast requests (8 a
+// second) queue for seconds, a protected cell's are accepted at once.
+const AcceptQueueStalled = 10
+
+// SlowClients are the matrix's verdicts on the slow-client columns beyond
+// the slow reader: the ones the issue states and the mechanism makes
+// certain, each with its distribution in reports/measurements.md.
+var SlowClients = []Verdict{
+	{ID: "sync-slow-upload-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowUpload, syncRow, direct)),
+		Text: "2 Gunicorn sync workers stall /fast under 2 slow uploads: each worker waits in recv for its client's body"},
+	{ID: "sync-slow-headers-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowHeaders, syncRow, direct)),
+		Text: "2 Gunicorn sync workers stall /fast under 2 slow-header clients: each worker waits in recv for the rest of a header"},
+	{ID: "sync-silent-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(silent, syncRow, direct)),
+		Text: "2 Gunicorn sync workers stall /fast under 2 silent connections: each worker accepts one and waits in recv for a request that never comes"},
+	// Their mechanism, from the socket sampler: the /fast connections
+	// wait in the listening socket's accept queue, since no worker is
+	// free to accept them.
+	{ID: "sync-silent-direct-fast-waits-to-be-accepted", Kind: Lab, Unit: "connections", Check: Above(CellID(silent, syncRow, direct), AcceptQueue, AcceptQueueStalled),
+		Text: "under silent connections the /fast connections pile up in the accept queue: both sync workers are held, and none accepts"},
+	{ID: "sync-slow-headers-direct-fast-waits-to-be-accepted", Kind: Lab, Unit: "connections", Check: Above(CellID(slowHeaders, syncRow, direct), AcceptQueue, AcceptQueueStalled),
+		Text: "under slow headers the /fast connections pile up in the accept queue as well"},
+	// Request buffering on lifts the stall but, against expectation, does
+	// not keep /fast in the protected class: NGINX hands each whole body
+	// over at once, and the two sync workers, on a quarter of a core, take
+	// 0.4 to 0.7 s to read 16 MiB each; /fast requests that fall in that
+	// window wait for it (p95 3 to 175 ms over the first runs, by where
+	// the window falls against the /fast schedule).
+	{ID: "sync-slow-upload-nginx-on-no-stall", Kind: Lab, Unit: "ms",
+		Check: UnderFraction(CellID(slowUpload, syncRow, nginxOn), CellID(slowUpload, syncRow, direct), P95, 0.1),
+		Text:  "NGINX with proxy_request_buffering on (its default) lifts the stall of 2 sync workers under 2 slow uploads: /fast p95 under a tenth of direct's"},
+	{ID: "sync-slow-upload-nginx-on-reads-at-once", Kind: Lab, Unit: "s", Check: Below(CellID(slowUpload, syncRow, nginxOn), WriteS, 2),
+		Text: "NGINX reads each slow body whole before it connects upstream: the worker reads it at loopback speed, under 2 s against the client's 8 s"},
+	{ID: "sync-slow-upload-nginx-reqbuf-off-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowUpload, syncRow, reqbufOff)),
+		Text: "with proxy_request_buffering off, NGINX streams each slow body to a sync worker as it comes: /fast stalls"},
+	{ID: "sync-outlive-timeout-direct-cut", Kind: Lab, Unit: "share", Check: Outcomes(CellID(outliveTimeout, syncRow, direct), "truncated", "reset"),
+		Text: "a download slower than --timeout 5 is cut: the sync worker blocked in its send never notifies the arbiter, which kills it"},
+	{ID: "sync-outlive-timeout-direct-logged", Kind: Lab, Unit: "timeouts", Check: Above(CellID(outliveTimeout, syncRow, direct), WorkerTimeouts, 0.5),
+		Text: "Gunicorn logs the kill: a WORKER TIMEOUT line in every run"},
+	{ID: "sync-outlive-timeout-nginx-on-complete", Kind: Lab, Unit: "share", Check: Outcomes(CellID(outliveTimeout, syncRow, nginxOn), "complete"),
+		Text: "behind NGINX buffering on the same download completes: NGINX takes the body at once and the worker is free long before its timeout"},
+}
+
+// SlowClientsMeasured are verdicts on cells beyond the issue's claims,
+// asserted where their cells run (make repro): what the matrix measured
+// whose mechanism makes it certain.
+var SlowClientsMeasured = []Verdict{
+	{ID: "uwsgi-offload-slow-upload-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowUpload, uwsgiFileOffload, direct)),
+		Text: "uWSGI's offload threads take responses, not request bodies: the row they protect from slow readers stalls under slow uploads"},
+	{ID: "uwsgi-offload-slow-headers-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowHeaders, uwsgiFileOffload, direct)),
+		Text: "uWSGI's sync workers read a request's headers themselves: slow headers (a line every 500 ms, inside its 4 s socket timeout) hold both"},
+	{ID: "gthread-silent-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(CellID(silent, gthreadRow, direct)),
+		Text: "gthread's main thread polls idle connections and hands one to a thread only once it is readable: silent connections take no thread"},
+	{ID: "gthread-slow-headers-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(CellID(slowHeaders, gthreadRow, direct)),
+		Text: "2 slow-header clients hold 2 of gthread's 4 threads (a connection goes to a thread at its first byte): 2 stay free"},
+	{ID: "gevent-slow-headers-closed", Kind: Lab, Unit: "share", Check: Outcomes(CellID(slowHeaders, geventRow, direct), "closed"),
+		Text: "Gunicorn's gevent worker closes a connection whose request is not whole within --keep-alive (2 s): slow headers are cut"},
+	{ID: "gevent-silent-closed", Kind: Lab, Unit: "share", Check: Outcomes(CellID(silent, geventRow, direct), "closed"),
+		Text: "and so is a silent connection"},
+	{ID: "gevent-slow-upload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(CellID(slowUpload, geventRow, direct)),
+		Text: "2 gevent workers keep /fast protected under 2 slow uploads: a read that would block yields to the hub"},
+	{ID: "uvicorn-slow-upload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(CellID(slowUpload, uvicornRow, direct)),
+		Text: "Uvicorn alone keeps /fast protected under 2 slow uploads: receive() awaits the body in the event loop"},
+}
+
+// NginxOnAbsorbs is the verdict that row, measured by condition id
+// behind NGINX buffering on under col's slow clients (slow headers or
+// silent connections), is protected: NGINX reads a request's header
+// itself and connects upstream only once it is whole, so these clients
+// never reach the server. Asserted for every row of the engine's table
+// (engine.MatrixVerdicts).
+func NginxOnAbsorbs(col, row, id string) Verdict {
+	return Verdict{ID: row + "-" + col + "-nginx-on-protected", Kind: Lab, Unit: "ms", Check: Protected(id),
+		Text: row + " behind NGINX buffering on keeps /fast protected under 2 " + col + " clients: NGINX holds them and never connects upstream"}
+}
