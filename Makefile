@@ -14,7 +14,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
 ## sweep's 2 MiB/s row, 2 runs per cell; every resilience-matrix row once
-## direct and behind buffering on, gthread stepped at 3 and 4); JUnit,
+## direct and behind buffering on under slow readers, gthread stepped at 3
+## and 4, the cells of the slow-client verdicts, 4 streaming conditions); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
@@ -26,7 +27,8 @@ test: deps settings
 
 ## repro: the full reproduction (article B at the article's -n; every
 ## article A cell under both TCP profiles; the whole size x rate sweep under
-## both; the resilience matrix with every row's capacity; 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
+## both; the resilience matrix, all five columns, with every row's
+## capacity, and the streaming table; 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
 ## report.html and its screenshot report.png.
 ## An interrupted repro resumes: the runs its journal holds are kept and only
 ## the missing ones run (LAB_RESUME=1); FRESH=1 starts afresh (LAB_RESUME=fresh).
@@ -34,7 +36,7 @@ test: deps settings
 FRESH ?=
 repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 4h) || status=$$?; \
+	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 
@@ -58,7 +60,7 @@ report:
 ## BENCH_OUT; compare two with: go tool benchstat old.txt new.txt
 bench: deps settings
 	mkdir -p $(dir $(BENCH_OUT))
-	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 4h | tee $(BENCH_OUT)
+	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 6h | tee $(BENCH_OUT)
 
 ## soak: the CI profile N times back to back (default 5), each series in
 ## SOAK_DIR/<i>; how often each verdict held and each figure's spread are

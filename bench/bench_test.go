@@ -27,7 +27,7 @@ func BenchmarkArticleA(b *testing.B) {
 // cell's outcome, so only an unsound run fails the benchmark.
 func BenchmarkMatrix(b *testing.B) {
 	plan := lab.Settings.Plan()
-	benchConditions(b, slices.Concat(plan.Matrix, plan.Stream), soundRun)
+	benchConditions(b, slices.Concat(plan.Matrix, plan.Streams), soundRun)
 }
 
 // benchConditions runs each of conds b.N times, failing on a run judge

@@ -1,6 +1,7 @@
 package nginxconf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -39,7 +40,7 @@ func TestRenderRequestBufferingAndGzip(t *testing.T) {
 	def, err := New().Render()
 	require.NoError(t, err)
 	assert.Contains(t, def, "proxy_request_buffering on;")
-	assert.Contains(t, def, "client_max_body_size 32m;")
+	assert.Contains(t, def, fmt.Sprintf("client_max_body_size %dm;", ClientMaxBodyBytes>>20))
 	assert.Contains(t, def, "gzip off;")
 	assert.NotContains(t, def, "gzip_types")
 	off, err := New(WithRequestBuffering(false)).Render()

@@ -84,8 +84,8 @@ type Condition struct {
 	// Downloads is how many slow clients run at once, 0 to MaxDownloads:
 	// slow downloads, or the slow clients SlowKind names.
 	Downloads int
-	// SlowKind is what the slow clients do: load.SlowRead ("" too),
-	// load.SlowUpload, load.SlowHeaders or load.SlowSilent.
+	// SlowKind is what the slow clients do: load.KindRead ("" too),
+	// load.KindUpload, load.KindHeaders or load.KindSilent.
 	SlowKind string
 	// BodyBytes is each download's size, passed to the app as ?size=
 	// (an upload's: its body's size).
@@ -139,11 +139,11 @@ const (
 )
 
 // slowKinds are the accepted SlowKinds.
-var slowKinds = []string{"", load.SlowRead, load.SlowUpload, load.SlowHeaders, load.SlowSilent}
+var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent}
 
 // paced is whether c's slow clients move a body at a rate.
 func (c Condition) paced() bool {
-	return c.SlowKind != load.SlowHeaders && c.SlowKind != load.SlowSilent
+	return c.SlowKind != load.KindHeaders && c.SlowKind != load.KindSilent
 }
 
 // Validate names the first malformed field, its value and what is accepted.
@@ -161,6 +161,8 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
 	case c.Downloads > 0 && c.paced() && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
+	case c.Downloads > 0 && c.SlowKind == load.KindUpload && c.Path.Proxy != nil && c.BodyBytes > nginxconf.ClientMaxBodyBytes:
+		return fmt.Errorf("engine: condition %s: BodyBytes %d: an upload through NGINX takes at most %d (client_max_body_size)", c.ID, c.BodyBytes, nginxconf.ClientMaxBodyBytes)
 	case c.Downloads > 0 && c.paced() && c.ReadRate <= 0:
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
 	case c.TCP.ID == "":
@@ -197,7 +199,7 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		if c.Stream == nil {
 			s.BaselineRequests = load.DefaultBaselineRequests
 		}
-	case c.SlowKind == load.SlowUpload:
+	case c.SlowKind == load.KindUpload:
 		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
 	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)

@@ -118,7 +118,7 @@ var SlowUpload = Column{ID: "slow-upload", Clients: 2,
 	Text:  "slow uploads: 16 MiB POST bodies sent at 2 MiB/s through an 8 KiB send buffer",
 	Paths: []Path{Direct, NginxOff, NginxOn, NginxOnStreamedBody},
 	Apply: func(c *Condition, n int) {
-		c.Downloads, c.SlowKind, c.BodyBytes, c.ReadRate = n, load.SlowUpload, load.DefaultUploadSize, load.DefaultUploadRate
+		c.Downloads, c.SlowKind, c.BodyBytes, c.ReadRate = n, load.KindUpload, load.DefaultUploadSize, load.DefaultUploadRate
 	}}
 
 // SlowHeaders sends a request's header lines one every 500 ms and never
@@ -126,14 +126,14 @@ var SlowUpload = Column{ID: "slow-upload", Clients: 2,
 var SlowHeaders = Column{ID: "slow-headers", Clients: 2,
 	Text: "slow headers: a header line every 500 ms, never finished, held 9.5 s",
 	Apply: func(c *Condition, n int) {
-		c.Downloads, c.SlowKind = n, load.SlowHeaders
+		c.Downloads, c.SlowKind = n, load.KindHeaders
 	}}
 
 // Silent opens connections that send nothing.
 var Silent = Column{ID: "silent", Clients: 2,
 	Text: "silent connections: connected, nothing sent, held 9.5 s",
 	Apply: func(c *Condition, n int) {
-		c.Downloads, c.SlowKind = n, load.SlowSilent
+		c.Downloads, c.SlowKind = n, load.KindSilent
 	}}
 
 // WorkerTimeout is the worker timeout every Gunicorn row runs under in
@@ -298,18 +298,31 @@ func reuse(c Condition) Condition {
 
 // MatrixVerdicts are the matrix's verdicts: verdict.Matrix's,
 // verdict.SlowClients' and verdict.SlowClientsMeasured's about named
-// rows, and for every row of MatrixRows that it is protected behind
-// NGINX buffering on under slow readers, slow headers and silent
-// connections.
+// cells; for every row of MatrixRows that it is protected behind NGINX
+// buffering on under slow readers; and for every other cell of the newer
+// columns, what its verdict.CellRules says.
 func MatrixVerdicts() []verdict.Verdict {
-	vs := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured)
+	named := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured)
+	read := map[string]bool{}
+	for _, v := range named {
+		for _, id := range v.Check.Needs() {
+			read[id] = true
+		}
+	}
+	vs := named
 	for _, c := range MatrixCells() {
 		switch {
-		case c.Path != NginxOn.ID:
 		case c.Column == SlowRead.ID:
-			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
-		case c.Column == SlowHeaders.ID || c.Column == Silent.ID:
-			vs = append(vs, verdict.NginxOnAbsorbs(c.Column, c.Row, c.Condition.ID))
+			if c.Path == NginxOn.ID {
+				vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+			}
+		case read[c.Condition.ID]:
+		default:
+			r, ok := verdict.RuleFor(c.Column, c.Row, c.Path)
+			if !ok {
+				panic("engine: no verdict.CellRule for " + c.Condition.ID)
+			}
+			vs = append(vs, verdict.CellVerdict(r, c.Row, c.Path, c.Condition.ID))
 		}
 	}
 	return vs

@@ -24,8 +24,37 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	require.NoError(t, ValidateAll(Own(matrixPlan(MatrixPaths, MatrixRows, false))))
 	vs := MatrixVerdicts()
 	require.NoError(t, verdict.Validate(vs))
-	assert.Len(t, vs, len(verdict.Matrix)+len(verdict.SlowClients)+len(verdict.SlowClientsMeasured)+3*len(MatrixRows),
-		"one nginx-on verdict per row and column of slow readers, slow headers and silent connections")
+	// Every cell of the newer columns is asserted once: by a named
+	// verdict, or by its rule.
+	asserted := map[string]int{}
+	for _, v := range vs {
+		for _, id := range v.Check.Needs() {
+			asserted[id]++
+		}
+	}
+	for _, c := range MatrixCells() {
+		if c.Column != SlowRead.ID {
+			assert.Positive(t, asserted[c.Condition.ID], "no verdict reads %s", c.Condition.ID)
+		}
+	}
+	named := map[string]bool{}
+	for _, v := range slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured) {
+		for _, id := range v.Check.Needs() {
+			if strings.HasPrefix(id, "matrix-") && !strings.HasPrefix(id, "matrix-slow-read-") {
+				named[id] = true
+			}
+		}
+	}
+	assert.Len(t, named, 7+8, "the cells the named verdicts of the newer columns read")
+	rules := 0
+	for _, v := range vs {
+		for _, col := range MatrixColumns[1:] {
+			if strings.HasPrefix(v.ID, col.ID+"-") {
+				rules++
+			}
+		}
+	}
+	assert.Equal(t, 98-len(named), rules, "one rule verdict for every other cell of the 98 in the newer columns")
 }
 
 // Every condition a matrix verdict reads runs under full, as article A's
@@ -38,9 +67,9 @@ func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 		vs := MatrixVerdicts()
 		if profile == "ci" {
 			vs = slices.Concat(verdict.Matrix, verdict.SlowClients)
-			for _, v := range MatrixVerdicts() {
-				if strings.HasSuffix(v.ID, "-nginx-on-protected") && !strings.Contains(v.ID, "-slow-headers-") && !strings.Contains(v.ID, "-silent-") {
-					vs = append(vs, v)
+			for _, c := range MatrixCells() {
+				if c.Column == SlowRead.ID && c.Path == NginxOn.ID {
+					vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
 				}
 			}
 		}
@@ -58,7 +87,7 @@ func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 		}
 		for _, v := range streaming {
 			for _, id := range v.Check.Needs() {
-				assert.Truef(t, slices.ContainsFunc(p.Stream, func(c Condition) bool { return c.ID == id }),
+				assert.Truef(t, slices.ContainsFunc(p.Streams, func(c Condition) bool { return c.ID == id }),
 					"%s: verdict %s reads %s, which the profile does not run", profile, v.ID, id)
 			}
 		}

@@ -108,7 +108,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		appHop = probe.HopAppToNginx
 	}
 	// Only slow readers make the app's send queue telling.
-	reads := len(res.Downloads) > 0 && (res.Spec.SlowKind == "" || res.Spec.SlowKind == load.SlowRead)
+	reads := len(res.Downloads) > 0 && !load.Holds(res.Spec.SlowKind) && res.Spec.SlowKind != load.KindUpload
 	var busy, busyOf int
 	for _, ss := range s.Sockets {
 		if !in(ss.UnixNano) {

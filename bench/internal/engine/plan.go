@@ -35,9 +35,9 @@ type Plan struct {
 	// times.
 	Matrix     []Condition
 	MatrixRuns int
-	// Stream are the streaming table's conditions; each runs StreamRuns
+	// Streams are the streaming table's conditions; each runs StreamRuns
 	// times.
-	Stream     []Condition
+	Streams    []Condition
 	StreamRuns int
 }
 
@@ -70,7 +70,7 @@ var Plans = map[string]Plan{
 		SweepRuns:  3,
 		Matrix:     matrixPlan(nil, MatrixRows, false),
 		MatrixRuns: 3,
-		Stream:     StreamTable,
+		Streams:    StreamTable,
 		StreamRuns: 3,
 	},
 	"ci": {
@@ -80,7 +80,7 @@ var Plans = map[string]Plan{
 		SweepRuns:  2,
 		Matrix:     slices.Concat(matrixPlan([]Path{Direct, NginxOn}, MatrixRows[:2], true), cellsRead(verdict.SlowClients)),
 		MatrixRuns: 1,
-		Stream:     Pick(StreamTable, "stream-direct", "stream-nginx-on", "stream-nginx-on-gzip", "stream-nginx-on-gzip-xaccel-no"),
+		Streams:    Pick(StreamTable, "stream-direct", "stream-nginx-on", "stream-nginx-on-gzip", "stream-nginx-on-gzip-xaccel-no"),
 		StreamRuns: 1,
 	},
 }

@@ -45,9 +45,11 @@ type Record struct {
 	Client    probe.Inspection             `json:"client_inspection"`
 	Sampler   *probe.Series                `json:"sampler,omitempty"`
 	Started   time.Time                    `json:"started_at"`
-	// AppLog is the tail of the app container's log after the load: what
-	// the server said of the run (Gunicorn's worker timeouts among it).
-	AppLog string `json:"app_log,omitempty"`
+	// AppLog is the app container's log from the run's start (its last
+	// stack.MaxLogLines lines): what the server said of the run, Gunicorn's
+	// worker timeouts among it; AppLogError why it could not be read.
+	AppLog      string `json:"app_log,omitempty"`
+	AppLogError string `json:"app_log_error,omitempty"`
 	// WallS is the run's wall time from Started to its last collection
 	// (the pod's teardown follows), set by Reports.AddRun.
 	WallS float64 `json:"wall_s"`
@@ -115,7 +117,9 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
-	rec.AppLog = pod.Logs(pod.App)
+	if rec.AppLog, err = pod.LogSince(pod.App, rec.Started); err != nil {
+		rec.AppLogError = err.Error()
+	}
 	if rec.Writes, err = pod.Writes(); err != nil {
 		return rec, err
 	}

@@ -82,7 +82,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		}
 		run.SlowOutcomes[row.Outcome]++
 		// A held connection has no body, so the app keeps no record of it.
-		recorded := d.Kind != load.SlowHeaders && d.Kind != load.SlowSilent
+		recorded := !load.Holds(d.Kind)
 		switch {
 		case !d.Served():
 			failures = append(failures, fmt.Sprintf("slow client %s %s: status %d, %d of %d bytes, %s",
@@ -101,7 +101,10 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		problems = append(problems, fmt.Sprintf("%d slow clients ran, the condition asks for %d", len(res.Downloads), c.Downloads))
 	}
 	run.WorkerTimeouts = strings.Count(rec.AppLog, workerTimeoutLine)
-	if res.Stream != nil {
+	if rec.AppLogError != "" {
+		problems = append(problems, "the app's log could not be read: "+rec.AppLogError)
+	}
+	if res.Stream != nil && res.Spec.Stream != nil {
 		run.Stream = streamOf(*res.Stream, res.Spec.Stream.Events)
 		if st := run.Stream; st.Error != "" || st.Events != st.Expected || st.Status != http.StatusOK {
 			failures = append(failures, fmt.Sprintf("event stream: status %d, %d of %d events, %s", st.Status, st.Events, st.Expected, st.Error))
@@ -189,6 +192,9 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		s.DownloadsComplete += r.DownloadsComplete
 		s.DownloadsTotal += r.DownloadsTotal
 		s.WorkerTimeouts += r.WorkerTimeouts
+		if r.WorkerTimeouts > 0 {
+			s.RunsWorkerTimeout++
+		}
 		streams = append(streams, r.Stream)
 		for o, n := range r.SlowOutcomes {
 			if s.SlowOutcomes == nil {

@@ -66,12 +66,14 @@ var SweepModel = buffermodel.New(buffermodel.Schedule{Offset: load.DefaultFastOf
 	Rate: load.DefaultFastRate, Count: load.DefaultFastCount})
 
 // FitSweep fits SweepModel on the sweep's cells among conds: every
-// condition of two sync workers with two downloads on a sweep path,
-// article A's and its pilot's included. It is nil when there are none.
+// condition of two sync workers with two slow downloads on a sweep path,
+// article A's and its pilot's included (not the matrix's other slow
+// clients, nor a stream). It is nil when there are none.
 func FitSweep(conds []report.Condition) *report.Sweep {
 	var cells []report.Condition
 	for _, c := range conds {
 		if c.Server == podspec.GunicornSync(2).ID && c.Downloads == SweepDownloads &&
+			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil &&
 			slices.ContainsFunc(SweepPaths, func(p Path) bool { return p.ID == c.Path }) {
 			cells = append(cells, c)
 		}

@@ -101,4 +101,15 @@ func TestFitSweepTakesOnlyTwoSyncWorkersWithTwoDownloads(t *testing.T) {
 	require.NotNil(t, s)
 	require.Len(t, s.Cells, 1)
 	assert.Equal(t, "direct-2dl", s.Cells[0].Condition)
+
+	// The matrix's other slow clients on the same server and paths are
+	// not sweep cells.
+	var others []report.Condition
+	for _, c := range MatrixCells() {
+		if c.Row == "gunicorn-sync-2" && c.Column != SlowRead.ID {
+			others = append(others, sum(c.Condition))
+		}
+	}
+	require.NotEmpty(t, others)
+	assert.Nil(t, FitSweep(others), "uploads, held connections and the worker-timeout download are not the sweep's")
 }

@@ -29,7 +29,7 @@ type overviewView struct {
 }
 
 type overviewColumn struct {
-	Title string
+	ID    string
 	Paths []string
 }
 
@@ -74,7 +74,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 	if m == nil {
 		return matrixView{Missing: notMeasured}
 	}
-	v := matrixView{Note: fmt.Sprintf("Each cell: /fast p95 (median of runs, with their range) and max; failed /fast requests; the slow clients' outcomes and their time; the app's write time (how long a response held the server); the app workers' main wait sites. Protected: p95 under %g ms, no failed request, every slow client served whole. Stalled: p95 over %g ms.", m.ProtectedMs, m.StalledMs)}
+	v := matrixView{Note: fmt.Sprintf("Each cell: /fast p95 (median of runs, with their range) and max; failed /fast requests; the slow clients' outcomes and their time; the app's write time (how long a response held the server); the app workers' main wait sites. Protected: p95 under %g ms, no failed request, every slow client served as its kind expects. Stalled: p95 over %g ms.", m.ProtectedMs, m.StalledMs)}
 	cells := map[[3]string]report.MatrixCell{}
 	for _, c := range m.Cells {
 		cells[[3]string{c.Column, c.Row, c.Path}] = c
@@ -85,7 +85,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 			paths = matrixPaths
 		}
 		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: paths}
-		v.Overview.Columns = append(v.Overview.Columns, overviewColumn{Title: col.ID, Paths: paths})
+		v.Overview.Columns = append(v.Overview.Columns, overviewColumn{ID: col.ID, Paths: paths})
 		for _, r := range m.Rows {
 			if len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID) {
 				continue
@@ -107,7 +107,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 		row := overviewRow{ID: r.ID}
 		for _, col := range v.Overview.Columns {
 			for _, p := range col.Paths {
-				c, ok := cells[[3]string{col.Title, r.ID, p}]
+				c, ok := cells[[3]string{col.ID, r.ID, p}]
 				switch {
 				case !ok:
 					row.Cells = append(row.Cells, overviewCell{Class: report.ClassNoData, Text: "–"})
@@ -149,7 +149,10 @@ func cellView(c report.MatrixCell) matrixCellView {
 		outcomes = append(outcomes, fmt.Sprintf("%d %s", c.SlowClients[o], o))
 	}
 	if len(c.P95MsRuns) > 0 { // figures come from valid runs only
-		v.P95, v.Max, v.Write = num(c.P95Ms)+" ms", num(c.MaxMs)+" ms", seconds(c.WriteS)
+		v.P95, v.Max = num(c.P95Ms)+" ms", num(c.MaxMs)+" ms"
+		if c.SlowKind != "headers" && c.SlowKind != "silent" { // held connections write nothing
+			v.Write = seconds(c.WriteS)
+		}
 	}
 	if c.P95MsMin != c.P95MsMax {
 		v.Range += ": " + rangeText(c.P95MsMin, c.P95MsMax)

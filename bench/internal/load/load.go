@@ -47,8 +47,8 @@ type Spec struct {
 	// Downloads is how many slow clients run at once (0 for none), of
 	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
-	// SlowKind is what the slow clients do: SlowRead ("" too), SlowUpload,
-	// SlowHeaders or SlowSilent.
+	// SlowKind is what the slow clients do: KindRead ("" too), KindUpload,
+	// KindHeaders or KindSilent.
 	SlowKind string `json:"slow_kind,omitempty"`
 	// IDPrefix names the downloads (IDPrefix-dlK) in X-Lab-Id, so the
 	// app's write records can be matched to them.
@@ -61,15 +61,15 @@ type Spec struct {
 	ReadSize        int           `json:"read_size"`
 	DownloadTimeout time.Duration `json:"download_timeout_ns"`
 
-	// UploadURL is a SlowUpload's target; each POSTs UploadSize bytes at
+	// UploadURL is a KindUpload's target; each POSTs UploadSize bytes at
 	// UploadRate bytes per second, ReadSize bytes a write, through a
 	// SendBuffer-byte SO_SNDBUF.
 	UploadURL  string  `json:"upload_url,omitempty"`
 	UploadSize int64   `json:"upload_size,omitempty"`
 	UploadRate float64 `json:"upload_rate,omitempty"`
 	SendBuffer int     `json:"send_buffer,omitempty"`
-	// HoldFor is how long a SlowHeaders or SlowSilent client holds its
-	// connection (to FastURL's host) before it closes it; a SlowHeaders
+	// HoldFor is how long a KindHeaders or KindSilent client holds its
+	// connection (to FastURL's host) before it closes it; a KindHeaders
 	// client sends a header line every HeaderGap meanwhile.
 	HoldFor   time.Duration `json:"hold_for_ns,omitempty"`
 	HeaderGap time.Duration `json:"header_gap_ns,omitempty"`
@@ -104,18 +104,18 @@ type Option func(*Spec)
 // WithDownloads sets the number of concurrent slow downloads.
 func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
 
-// WithSlowKind sets what the slow clients do (SlowRead, SlowUpload,
-// SlowHeaders or SlowSilent), with that kind's defaults: uploads of
+// WithSlowKind sets what the slow clients do (KindRead, KindUpload,
+// KindHeaders or KindSilent), with that kind's defaults: uploads of
 // DefaultUploadSize at DefaultUploadRate to base's /upload; connections
 // held for DefaultHoldFor, with a header line every DefaultHeaderGap.
 func WithSlowKind(kind string) Option {
 	return func(s *Spec) {
 		s.SlowKind = kind
 		switch kind {
-		case SlowUpload:
+		case KindUpload:
 			s.UploadURL = strings.TrimSuffix(s.FastURL, "/fast") + "/upload"
 			s.UploadSize, s.UploadRate, s.SendBuffer = DefaultUploadSize, DefaultUploadRate, DefaultSendBuffer
-		case SlowHeaders, SlowSilent:
+		case KindHeaders, KindSilent:
 			s.HoldFor, s.HeaderGap = DefaultHoldFor, DefaultHeaderGap
 		}
 	}
@@ -223,7 +223,7 @@ func (d Download) ReadBy(t time.Duration) (int64, bool) {
 // Complete is a 200 with the whole body and no error; a held connection
 // is never complete (see Served).
 func (d Download) Complete() bool {
-	return !held(d.Kind) && d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+	return !Holds(d.Kind) && d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
 }
 
 // Served says the server dealt with the slow client as its kind expects:
@@ -231,7 +231,7 @@ func (d Download) Complete() bool {
 // the server then did with it (held it, answered, closed or reset it:
 // its Outcome).
 func (d Download) Served() bool {
-	if held(d.Kind) {
+	if Holds(d.Kind) {
 		return d.Outcome() != OutcomeRefused && d.Outcome() != OutcomeTimeout
 	}
 	return d.Complete()
@@ -254,7 +254,7 @@ const (
 // held, closed, reset, status (the server answered it), refused or
 // timeout (the client's own context ran out).
 func (d Download) Outcome() string {
-	if held(d.Kind) {
+	if Holds(d.Kind) {
 		switch {
 		case d.Held:
 			return OutcomeHeld
@@ -272,6 +272,10 @@ func (d Download) Outcome() string {
 	switch {
 	case d.Complete():
 		return OutcomeComplete
+	case d.Kind == KindUpload && d.Status != 0 && d.Status != http.StatusOK:
+		// The server refused the body with an answer, and may have reset
+		// the connection after it: its answer says why.
+		return OutcomeStatus
 	case strings.Contains(d.Error, "connection reset") || strings.Contains(d.Error, "broken pipe"):
 		return OutcomeReset
 	case strings.Contains(d.Error, "i/o timeout") || strings.Contains(d.Error, "deadline exceeded"):

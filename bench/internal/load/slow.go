@@ -18,17 +18,17 @@ import (
 // does. A slow client of any kind is recorded as a Download (its Kind
 // says which).
 const (
-	// SlowRead is article A's slow reader: a download read at a paced
+	// KindRead is article A's slow reader: a download read at a paced
 	// rate through a small receive buffer (the default, "").
-	SlowRead = "read"
-	// SlowUpload sends a POST body of UploadSize bytes at UploadRate
+	KindRead = "read"
+	// KindUpload sends a POST body of UploadSize bytes at UploadRate
 	// through a small send buffer, then reads the answer.
-	SlowUpload = "upload"
-	// SlowHeaders sends a request's header lines one every HeaderGap and
+	KindUpload = "upload"
+	// KindHeaders sends a request's header lines one every HeaderGap and
 	// never ends them; it closes its connection HoldFor after connecting.
-	SlowHeaders = "headers"
-	// SlowSilent connects, sends nothing, and closes HoldFor later.
-	SlowSilent = "silent"
+	KindHeaders = "headers"
+	// KindSilent connects, sends nothing, and closes HoldFor later.
+	KindSilent = "silent"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -37,17 +37,19 @@ const (
 	DefaultUploadRate = 2 << 20 // bytes/s
 	DefaultSendBuffer = 8 << 10 // SO_SNDBUF asked for
 	DefaultHeaderGap  = 500 * time.Millisecond
-	// DefaultHoldFor outlasts the /fast schedule (72 requests at 8/s from
-	// 0.25 s end at 9.125 s): the slow headers never end, and the silent
-	// connections stay silent, for the whole window.
+	// DefaultHoldFor outlasts article A's /fast schedule (72 requests at
+	// 8/s from 0.25 s end at 9.125 s): the slow headers never end, and
+	// the silent connections stay silent, for the whole window. A longer
+	// schedule needs a longer HoldFor.
 	DefaultHoldFor = 9500 * time.Millisecond
 	// MaxHoldFor bounds HoldFor.
 	MaxHoldFor = time.Minute
 )
 
-// held reports whether kind holds a connection open rather than
-// exchanging a body.
-func held(kind string) bool { return kind == SlowHeaders || kind == SlowSilent }
+// Holds reports whether a slow client of kind holds a connection open
+// rather than moving a body: it has no body, so the app keeps no record
+// of it, and it is never Complete.
+func Holds(kind string) bool { return kind == KindHeaders || kind == KindSilent }
 
 // validateSlow names the first malformed slow-client field.
 func (s Spec) validateSlow() error {
@@ -55,24 +57,24 @@ func (s Spec) validateSlow() error {
 		return nil
 	}
 	switch s.SlowKind {
-	case "", SlowRead:
+	case "", KindRead:
 		if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
 			return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
 		}
-	case SlowUpload:
+	case KindUpload:
 		if s.UploadRate <= 0 || s.UploadSize <= 0 || s.ReadSize <= 0 || s.SendBuffer <= 0 {
 			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
 		}
 		return checkURL(s.UploadURL)
-	case SlowHeaders, SlowSilent:
+	case KindHeaders, KindSilent:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
 		}
-		if s.SlowKind == SlowHeaders && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
+		if s.SlowKind == KindHeaders && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
 			return fmt.Errorf("load: HeaderGap %v: want above 0 and at most HoldFor (%v)", s.HeaderGap, s.HoldFor)
 		}
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q or %q", s.SlowKind, SlowRead, SlowUpload, SlowHeaders, SlowSilent)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent)
 	}
 	return nil
 }
@@ -87,9 +89,9 @@ func checkURL(u string) error {
 // slowClient runs one slow client of spec's kind.
 func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	switch spec.SlowKind {
-	case SlowUpload:
+	case KindUpload:
 		return upload(ctx, spec, id, runStart)
-	case SlowHeaders, SlowSilent:
+	case KindHeaders, KindSilent:
 		return hold(ctx, spec, id, runStart)
 	}
 	return download(ctx, spec, id, runStart)
@@ -109,7 +111,7 @@ func bufferDialer(opt, size int) *net.Dialer {
 // body bytes the kernel took; the upload is complete when all were taken
 // and the server answered 200.
 func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
-	d := Download{ID: id, Kind: SlowUpload, Expected: spec.UploadSize, Start: time.Since(runStart)}
+	d := Download{ID: id, Kind: KindUpload, Expected: spec.UploadSize, Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
 	u, _ := url.Parse(spec.UploadURL) // checked by Validate
@@ -171,7 +173,9 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 		d.Error = err.Error()
 		return d
 	}
-	conn, err := plainDialer.DialContext(ctx, "tcp", u.Host)
+	dialCtx, cancel := context.WithTimeout(ctx, spec.HoldFor)
+	defer cancel()
+	conn, err := plainDialer.DialContext(dialCtx, "tcp", u.Host)
 	if err != nil {
 		d.Error = fmt.Sprintf("connect: %v", err)
 		return d
@@ -195,7 +199,7 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 	deadline := time.NewTimer(spec.HoldFor)
 	defer deadline.Stop()
 	var tick <-chan time.Time
-	if spec.SlowKind == SlowHeaders {
+	if spec.SlowKind == KindHeaders {
 		t := time.NewTicker(spec.HeaderGap)
 		defer t.Stop()
 		tick = t.C

@@ -99,7 +99,7 @@ func readStream(ctx context.Context, s StreamSpec) StreamResult {
 			}
 			body = zr
 		}
-		return r.scan(body)
+		return r.scan(body, s.Events)
 	}()
 	if err != nil {
 		r.Error = err.Error()
@@ -107,12 +107,12 @@ func readStream(ctx context.Context, s StreamSpec) StreamResult {
 	return r
 }
 
-// scan stamps each "data:" line as it is read; an "id:" line numbers the
-// event that follows.
-func (r *StreamResult) scan(body io.Reader) error {
+// scan stamps each "data:" line as it is read, up to want events; an
+// "id:" line numbers the event that follows.
+func (r *StreamResult) scan(body io.Reader, want int) error {
 	sc := bufio.NewScanner(body)
 	seq := len(r.Events)
-	for sc.Scan() {
+	for len(r.Events) < want && sc.Scan() {
 		now := time.Now().UnixNano()
 		line := sc.Text()
 		if v, ok := strings.CutPrefix(line, "id: "); ok {

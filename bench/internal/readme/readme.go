@@ -38,7 +38,7 @@ func Protection(m *report.Matrix) func(io.Writer) error {
 			cells[[3]string{c.Column, c.Row, c.Path}] = c
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "Each entry lists the paths on which the setup kept `/fast` protected (p95 under %g ms, nothing failed, every slow client served as its kind expects); after a semicolon, the paths where it was slowed (p95 between the two), stalled (p95 over %g ms) or failed (a slow client cut short). Paths: `direct`; NGINX with `proxy_buffering` `off` or `on`; `nginx-on-reqbuf-off` is buffering on with `proxy_request_buffering off`.\n\n",
+		fmt.Fprintf(&b, "Each entry lists the paths on which the setup kept `/fast` protected (p95 under %g ms, nothing failed, every slow client served as its kind expects); after a semicolon, the paths where it stalled (p95 over %g ms), failed (a slow client cut short), was slowed (p95 between the two) or has no data. Paths: `direct`; NGINX with `proxy_buffering` `off` or `on`; `nginx-on-reqbuf-off` is buffering on with `proxy_request_buffering off`.\n\n",
 			m.ProtectedMs, m.StalledMs)
 		b.WriteString("| setup |")
 		for _, col := range m.Columns {

@@ -187,9 +187,11 @@ type Condition struct {
 	DownloadsComplete int       `json:"downloads_complete"`
 	DownloadsTotal    int       `json:"downloads_total"`
 	// SlowOutcomes counts the slow clients of the sound runs by outcome;
-	// WorkerTimeouts the worker timeouts Gunicorn logged in them.
-	SlowOutcomes   map[string]int `json:"slow_outcomes,omitempty"`
-	WorkerTimeouts int            `json:"worker_timeouts"`
+	// WorkerTimeouts the worker timeouts Gunicorn logged in them, and
+	// RunsWorkerTimeout the sound runs that logged at least one.
+	SlowOutcomes      map[string]int `json:"slow_outcomes,omitempty"`
+	WorkerTimeouts    int            `json:"worker_timeouts"`
+	RunsWorkerTimeout int            `json:"runs_worker_timeout"`
 	// Stream is the event stream over the sound runs that read one.
 	Stream *Stream `json:"stream,omitempty"`
 

@@ -34,7 +34,7 @@ type StreamCell struct {
 // The classes of a matrix cell or capacity step.
 const (
 	// ClassProtected: /fast p95 under ProtectedMs, no failed request and
-	// every slow client served whole.
+	// every slow client served as its kind expects.
 	ClassProtected = "protected"
 	// ClassSlowed: nothing failed, /fast p95 between the two thresholds.
 	ClassSlowed = "slowed"
@@ -78,8 +78,10 @@ type MatrixCell struct {
 	Column string `json:"column"`
 	Path   string `json:"path"`
 	// Condition is the condition measuring it (article A's where the cell
-	// is one of its own).
+	// is one of its own), and SlowKind its slow clients' kind ("" a slow
+	// download; upload, headers, silent).
 	Condition string `json:"condition"`
+	SlowKind  string `json:"slow_kind,omitempty"`
 	Class     string `json:"class"`
 	// RunsSound and RunsTotal count its runs; figures come from its valid
 	// runs (sound, nothing failed), counts from its sound runs.

@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -359,6 +360,23 @@ func (p *Pod) Logs(r *dockertest.Resource) string {
 		return fmt.Sprintf("(no log: %v)", err)
 	}
 	return b.String()
+}
+
+// MaxLogLines bounds what LogSince returns.
+const MaxLogLines = 500
+
+// LogSince is r's stdout and stderr from since on, at most its last
+// MaxLogLines lines.
+func (p *Pod) LogSince(r *dockertest.Resource, since time.Time) (string, error) {
+	var b bytes.Buffer
+	err := p.pool.Client.Logs(dc.LogsOptions{
+		Container: r.Container.ID, OutputStream: &b, ErrorStream: &b, Stdout: true, Stderr: true,
+		Since: since.Unix(), Tail: strconv.Itoa(MaxLogLines),
+	})
+	if err != nil {
+		return "", fmt.Errorf("stack: %s log: %w", roleOf(r), err)
+	}
+	return b.String(), nil
 }
 
 // WriteRecord is one line of the app's write-duration log.

@@ -41,9 +41,14 @@ func sampled(name string, f func(report.Condition) *float64) Metric {
 	}}
 }
 
-// withDownloads is a metric that exists only when the runs had downloads.
+// withDownloads is a metric that exists only when the runs had slow
+// clients with a body (not held connections, which the app keeps no
+// record of).
 func withDownloads(m Metric) Metric {
 	return Metric{m.Name, func(c report.Condition) (float64, error) {
+		if c.SlowKind == "headers" || c.SlowKind == "silent" {
+			return 0, fmt.Errorf("%s slow clients hold a connection and have no %s", c.SlowKind, m.Name)
+		}
 		if c.DownloadsComplete == 0 {
 			return 0, errors.New("no complete download")
 		}

@@ -11,7 +11,7 @@ import (
 // The resilience matrix's thresholds.
 const (
 	// ProtectedMs is the /fast p95 under which a cell is protected (with
-	// no failed request and every slow client served whole).
+	// no failed request and every slow client served as its kind expects).
 	ProtectedMs = 10
 	// StalledMs is the /fast p95 over which a cell stalls: /fast waited
 	// for a slow client's transfer, not for CPU.
@@ -48,7 +48,7 @@ func WaitAt(syscalls ...string) Metric {
 // Class is condition s's class in the matrix (report.Class*): no-data
 // without a sound run, or when its sound runs did not all run the
 // condition's slow clients; failed when a /fast request failed or a slow
-// client was not served whole in any sound run; else by the median /fast
+// client was not served as its kind expects in any sound run; else by the median /fast
 // p95 of its valid runs, protected under ProtectedMs, stalled over
 // StalledMs, slowed between.
 func Class(s report.Condition) string {
@@ -72,7 +72,7 @@ var errNoClass = fmt.Errorf("no sound run with all its slow clients, or no valid
 
 // Protected holds when condition id is in class protected: /fast p95
 // under ProtectedMs, no /fast request failed and every slow client was
-// served whole, over all of its runs. The measured value is the p95 (0
+// served as its kind expects, over all of its runs. The measured value is the p95 (0
 // when something failed).
 func Protected(id string) Check { return classCheck{id, report.ClassProtected} }
 

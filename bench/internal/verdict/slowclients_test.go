@@ -41,15 +41,15 @@ func TestOutcomesCatchAnUncutDownload(t *testing.T) {
 	assert.Error(t, err)
 }
 
-func TestWorkerTimeoutsPerRun(t *testing.T) {
-	c := report.Condition{ID: "c", RunsSound: 2, WorkerTimeouts: 2}
-	o, err := Above("c", WorkerTimeouts, 0.5).Eval(data(c))
+func TestWorkerTimeoutInEveryRun(t *testing.T) {
+	c := report.Condition{ID: "c", RunsSound: 3, WorkerTimeouts: 3, RunsWorkerTimeout: 3}
+	o, err := Between("c", WorkerTimeoutRuns, 1, 1).Eval(data(c))
 	require.NoError(t, err)
 	assert.True(t, o.Holds)
-	c.WorkerTimeouts = 0
-	o, err = Above("c", WorkerTimeouts, 0.5).Eval(data(c))
+	c.WorkerTimeouts, c.RunsWorkerTimeout = 3, 2
+	o, err = Between("c", WorkerTimeoutRuns, 1, 1).Eval(data(c))
 	require.NoError(t, err)
-	assert.False(t, o.Holds, "no timeout logged: the kill the verdict claims did not happen")
+	assert.False(t, o.Holds, "a run without a logged timeout: the kill the verdict claims did not happen in it")
 }
 
 func TestUnderFraction(t *testing.T) {

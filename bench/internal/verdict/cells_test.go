@@ -1,0 +1,48 @@
+package verdict
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+func TestRuleFor(t *testing.T) {
+	r, ok := RuleFor(slowUpload, uwsgiFileOffload, direct)
+	require.True(t, ok)
+	assert.Equal(t, ExpectStalled, r.Expect, "offload threads take no request body")
+	r, _ = RuleFor(slowUpload, gthreadRow, reqbufOff)
+	assert.Equal(t, ExpectNoStall, r.Expect, "the first matching rule wins")
+	r, _ = RuleFor(silent, uvicornRow, "nginx-off")
+	assert.Equal(t, ExpectProtected, r.Expect)
+	_, ok = RuleFor("slow-read", syncRow, direct)
+	assert.False(t, ok, "the slow readers have their own verdicts")
+}
+
+// Each expectation's check catches the opposite outcome.
+func TestCellVerdictCatchesTheOpposite(t *testing.T) {
+	stalled, protected := cellSummary("c", 7370), cellSummary("c", 1.2)
+	cut := report.Condition{ID: "c", Downloads: 1, RunsSound: 1, RunsTotal: 1, SlowOutcomes: map[string]int{"truncated": 1}}
+	whole := report.Condition{ID: "c", Downloads: 1, RunsSound: 1, RunsTotal: 1, SlowOutcomes: map[string]int{"complete": 1}}
+	for _, tc := range []struct {
+		expect    string
+		hold, not report.Condition
+	}{
+		{ExpectProtected, protected, stalled},
+		{ExpectStalled, stalled, protected},
+		{ExpectNoStall, cellSummary("c", 314), stalled},
+		{ExpectCut, cut, whole},
+	} {
+		v := CellVerdict(CellRule{Column: silent, Expect: tc.expect, Why: "x"}, syncRow, direct, "c")
+		o, err := v.Check.Eval(data(tc.hold))
+		require.NoError(t, err, tc.expect)
+		assert.True(t, o.Holds, tc.expect)
+		o, err = v.Check.Eval(data(tc.not))
+		require.NoError(t, err, tc.expect)
+		assert.False(t, o.Holds, tc.expect)
+	}
+	assert.Equal(t, "silent-gunicorn-sync-2-direct-stalled",
+		CellVerdict(CellRule{Column: silent, Expect: ExpectStalled}, syncRow, direct, "matrix-silent-gunicorn-sync-2-direct").ID)
+}
