@@ -13,9 +13,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
-## sweep's 2 MiB/s row, 2 runs per cell; every resilience-matrix row once
-## direct and behind buffering on under slow readers, gthread stepped at 3
-## and 4, the cells of the slow-client verdicts, 4 streaming conditions); JUnit,
+## sweep's 2 MiB/s row, 2 runs per cell; the resilience-matrix cells its
+## ci verdicts read, once: engine.CIMatrixVerdicts, 3 streaming conditions); JUnit,
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)

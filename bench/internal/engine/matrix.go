@@ -328,6 +328,22 @@ func MatrixVerdicts() []verdict.Verdict {
 	return vs
 }
 
+// CIMatrixVerdicts are the matrix's verdicts make test asserts (the ci
+// plan runs the cells they read): verdict.Matrix's but uWSGI's plain
+// generator's stall (its offload twin asserts the same and more),
+// verdict.SlowClients, and sync's protection behind buffering on, which
+// reads article A's nginx-on-2dl.
+func CIMatrixVerdicts() []verdict.Verdict {
+	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
+	vs = append(vs, verdict.SlowClients...)
+	for _, c := range MatrixCells() {
+		if c.Column == SlowRead.ID && c.Path == NginxOn.ID && c.Row == MatrixRows[0].ID {
+			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+		}
+	}
+	return vs
+}
+
 // Own are the conditions of cells or steps not held by article A's table,
 // once each, in order: what the matrix runs itself.
 func Own(cs []Condition) []Condition {

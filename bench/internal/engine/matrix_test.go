@@ -66,12 +66,7 @@ func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 		planned := slices.Concat(p.Conditions, p.Matrix)
 		vs := MatrixVerdicts()
 		if profile == "ci" {
-			vs = slices.Concat(verdict.Matrix, verdict.SlowClients)
-			for _, c := range MatrixCells() {
-				if c.Column == SlowRead.ID && c.Path == NginxOn.ID {
-					vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
-				}
-			}
+			vs = CIMatrixVerdicts()
 		}
 		for _, v := range vs {
 			for _, id := range v.Check.Needs() {
@@ -82,7 +77,7 @@ func TestMatrixVerdictsReadPlannedConditions(t *testing.T) {
 		streaming := verdict.Streaming
 		if profile == "ci" {
 			streaming = slices.DeleteFunc(slices.Clone(streaming), func(v verdict.Verdict) bool {
-				return slices.Contains([]string{"stream-nginx-off-prompt", "stream-xaccel-prompt", "stream-gzip-buffering-off-prompt"}, v.ID)
+				return slices.Contains([]string{"stream-direct-prompt", "stream-nginx-off-prompt", "stream-xaccel-prompt", "stream-gzip-buffering-off-prompt"}, v.ID)
 			})
 		}
 		for _, v := range streaming {
@@ -197,9 +192,12 @@ func TestCapacitySteps(t *testing.T) {
 
 	// The ci plan runs every row direct and behind buffering on, but for
 	// article A's cells, and the steps the capacity verdicts read.
-	// and the cells the slow-client verdicts read.
+	// The ci plan runs every row directly but sync's and gthread's
+	// (article A's) and uWSGI's plain generator, the 7 cells the
+	// slow-client verdicts read, and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)*2-3+2+7)
-	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(MatrixRows)*2-3+1].ID)
+	assert.Len(t, ci, len(MatrixRows)-3+7+2)
+	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
+	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))
 }
