@@ -1,12 +1,17 @@
 package engine
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
 )
 
 // summary is a sound, valid 1-run summary of c with p95 and nothing failed.
@@ -75,4 +80,21 @@ func TestBuildMatrix(t *testing.T) {
 	g = BuildMatrix(conds, runs, downloads).Rows[2].Capacity[0]
 	assert.Equal(t, "protected up to 4; unknown from 6 (no valid run)", g.Text)
 	assert.Nil(t, g.FirstUnprotected)
+}
+
+// Every verdict table a series evaluates lands in claims.json, the
+// streaming table's included.
+func TestClaimsFileHoldsEveryTable(t *testing.T) {
+	dir := t.TempDir()
+	r := NewReports(dir, &report.Environment{})
+	for table, vs := range map[string][]verdict.Verdict{"matrix": MatrixVerdicts(), "stream": verdict.Streaming} {
+		_, err := r.Evaluate(table, vs)
+		require.NoError(t, err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "claims.json"))
+	require.NoError(t, err)
+	var claims []report.Claim
+	require.NoError(t, json.Unmarshal(b, &claims))
+	assert.Len(t, claims, len(MatrixVerdicts())+len(verdict.Streaming))
+	assert.True(t, slices.ContainsFunc(claims, func(c report.Claim) bool { return c.ID == "stream-gzip-holds-events" }))
 }

@@ -219,12 +219,13 @@ func (r *Reports) WriteSampled() error {
 }
 
 // writeClaims writes claims.json: the article claims (article A's, then
-// B's), the lab's own (the sweep's), then the harness checks.
+// B's), the lab's own (the sweep's, the matrix's, the streaming table's), then
+// the harness checks.
 func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
 	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
-		for _, t := range []string{"a", "sweep", "matrix", "b"} {
+		for _, t := range []string{"a", "sweep", "matrix", "stream", "b"} {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)
