@@ -143,11 +143,3 @@ func Less(a, b string, m Metric) Check {
 		return Outcome{v[0], fmt.Sprintf("< %.4g (%s)", v[1], b), v[0] < v[1]}
 	}}
 }
-
-// UnderFraction holds when m of condition a is under f times m of
-// condition b; the measured value is a's.
-func UnderFraction(a, b string, m Metric, f float64) Check {
-	return condCheck{[]string{a, b}, m, func(v []float64) Outcome {
-		return Outcome{v[0], fmt.Sprintf("< %g x %.4g (%s)", f, v[1], b), v[0] < f*v[1]}
-	}}
-}

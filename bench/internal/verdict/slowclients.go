@@ -74,12 +74,12 @@ var SlowClients = []Verdict{
 	// Request buffering on lifts the stall but, against expectation, does
 	// not keep /fast in the protected class: NGINX hands each whole body
 	// over at once, and the two sync workers, on a quarter of a core, take
-	// 0.4 to 0.7 s to read 16 MiB each; /fast requests that fall in that
-	// window wait for it (p95 3 to 175 ms over the first runs, by where
-	// the window falls against the /fast schedule).
-	{ID: "sync-slow-upload-nginx-on-no-stall", Kind: Lab, Unit: "ms",
-		Check: UnderFraction(CellID(slowUpload, syncRow, nginxOn), CellID(slowUpload, syncRow, direct), P95, 0.1),
-		Text:  "NGINX with proxy_request_buffering on (its default) lifts the stall of 2 sync workers under 2 slow uploads: /fast p95 under a tenth of direct's"},
+	// 0.4 to 0.8 s to read 16 MiB each; /fast requests that fall in that
+	// burst wait for it. The p95 (75 to 312 ms over 4 samples) is the
+	// burst less about 3 requests' spacing (0.375 s), so it stays under
+	// StalledMs while a burst lasts under 1.3 s.
+	{ID: "sync-slow-upload-nginx-on-no-stall", Kind: Lab, Unit: "ms", Check: Below(CellID(slowUpload, syncRow, nginxOn), P95, StalledMs),
+		Text: "NGINX with proxy_request_buffering on (its default) lifts the stall of 2 sync workers under 2 slow uploads: /fast p95 under 1 s, against 7.4 s directly"},
 	{ID: "sync-slow-upload-nginx-on-reads-at-once", Kind: Lab, Unit: "s", Check: Below(CellID(slowUpload, syncRow, nginxOn), WriteS, 2),
 		Text: "NGINX reads each slow body whole before it connects upstream: the worker reads it at loopback speed, under 2 s against the client's 8 s"},
 	{ID: "sync-slow-upload-nginx-reqbuf-off-stalls", Kind: Lab, Unit: "ms", Check: Stalls(CellID(slowUpload, syncRow, reqbufOff)),

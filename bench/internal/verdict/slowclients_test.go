@@ -52,15 +52,6 @@ func TestWorkerTimeoutInEveryRun(t *testing.T) {
 	assert.False(t, o.Holds, "a run without a logged timeout: the kill the verdict claims did not happen in it")
 }
 
-func TestUnderFraction(t *testing.T) {
-	o, err := UnderFraction("a", "b", P95, 0.1).Eval(data(cellSummary("a", 175), cellSummary("b", 7370)))
-	require.NoError(t, err)
-	assert.True(t, o.Holds)
-	o, err = UnderFraction("a", "b", P95, 0.1).Eval(data(cellSummary("a", 800), cellSummary("b", 7370)))
-	require.NoError(t, err)
-	assert.False(t, o.Holds, "over a tenth of the stall")
-}
-
 // The streaming checks catch a held stream and never pass on a stream
 // that lost events.
 func TestStreamMetrics(t *testing.T) {
