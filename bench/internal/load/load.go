@@ -440,14 +440,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	defer cancel()
 	var sent time.Time
 	var pc *pacedConn
-	dialer := &net.Dialer{KeepAlive: -1, Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		err := c.Control(func(fd uintptr) {
-			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, spec.ReceiveBuffer)
-		})
-		return errors.Join(err, serr)
-	}}
-	status, n, err := exchange(ctx, spec.LargeURL, id, dialer, func(c net.Conn) net.Conn {
+	status, n, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted = receiveBuffer(c)
 		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
