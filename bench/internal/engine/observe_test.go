@@ -9,6 +9,7 @@ import (
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/report"
 )
 
 // A direct run with one download: the app's worker sends for the first 3
@@ -70,4 +71,54 @@ func TestObserve(t *testing.T) {
 	// unread, whatever the nominal rate says.
 	assert.EqualValues(t, 1<<20-100<<10, q.UnreadBytes)
 	assert.InDelta(t, 1.0, o.Probe.CPUPercent, 1e-9)
+}
+
+// The write-end check compares the queues with what the client had not
+// read over the socket table's read, never at an instant the read did not
+// happen: a read delayed on a busy machine (as on a CI run whose 270 ms
+// read gave a mismatch of 0.19) widens the interval; a sample whose read
+// was quick is preferred; a double-counted socket still fails.
+func TestWriteEndCheckFollowsTheRead(t *testing.T) {
+	const start = int64(1_000_000_000_000)
+	ms := func(n int) int64 { return start + int64(n)*int64(time.Millisecond) }
+	const size = 4 << 20
+	// The client reads 2 KiB per ms from 0 to 2 s.
+	var reads []load.ReadMark
+	for i := 1; i <= 2000; i++ {
+		reads = append(reads, load.ReadMark{At: time.Duration(i) * time.Millisecond, Bytes: int64(i) * 2048})
+	}
+	unread := func(at int) int64 { return size - int64(at)*2048 }
+	res := load.Result{StartUnixNano: start, Elapsed: 3 * time.Second,
+		Downloads: []load.Download{{ID: "d1", Expected: size, FirstByteAt: time.Millisecond, LocalPort: 40000, Reads: reads}}}
+	sample := func(from, done int, queued int64) probe.SocketSample {
+		return probe.SocketSample{UnixNano: ms(from), DoneUnixNano: ms(done), Conns: []probe.Conn{
+			{Hop: probe.HopAppToClient, LocalPort: 8000, RemotePort: 40000, SendQ: queued - 8192},
+			{Hop: probe.HopClientFromApp, LocalPort: 40000, RemotePort: 8000, RecvQ: 8192}}}
+	}
+	check := func(samples ...probe.SocketSample) (report.WriteEndQueues, float64) {
+		t.Helper()
+		s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000}, Sockets: samples}
+		o := Observe(s, res, []WriteEnd{{ID: "d1", UnixNano: ms(500)}})
+		require.Len(t, o.AtWriteEnd, 1)
+		return o.AtWriteEnd[0], o.AtWriteEnd[0].Mismatch()
+	}
+
+	// A read from 510 to 780 ms that saw the sockets at 780 ms.
+	q, m := check(sample(510, 780, unread(780)))
+	assert.InDelta(t, 270, q.ReadMs, 1e-9)
+	assert.Zero(t, m, "the queues match the client at an instant of the read")
+	old := float64(unread(510)-unread(780)) / float64(unread(510))
+	assert.Greater(t, old, 0.15, "taken at the read's start, the same sample looked like a fault")
+
+	// A quick read follows: it is the one checked.
+	q, m = check(sample(510, 780, unread(780)), sample(800, 804, unread(802)))
+	assert.EqualValues(t, 800, q.AtMs, "the first quick read after the write end")
+	assert.Zero(t, m)
+
+	// A socket counted twice fails however long the read.
+	_, m = check(sample(510, 780, 2*unread(600)))
+	assert.Greater(t, m, 0.5)
+	// A missing send queue fails too.
+	_, m = check(sample(800, 804, 8192))
+	assert.Greater(t, m, 0.9)
 }

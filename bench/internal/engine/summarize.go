@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -289,7 +288,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		worst, checked := 0.0, 0
 		for _, q := range o.AtWriteEnd {
 			if q.OwnSockets && q.UnreadBytes > 0 {
-				worst = max(worst, math.Abs(float64(q.QueuedBytes-q.UnreadBytes))/float64(q.UnreadBytes))
+				worst = max(worst, q.Mismatch())
 				checked++
 			}
 		}

@@ -172,7 +172,11 @@ func TestSlowSpecValidate(t *testing.T) {
 	}
 }
 
+// Each event is stamped as it arrives: before the next one is sent (an
+// ordering, not a deadline, so a loaded machine does not fail it; a
+// reader that held events until the stream's end would).
 func TestStreamStampsEachEvent(t *testing.T) {
+	const gap = 100 * time.Millisecond
 	for _, gz := range []bool{false, true} {
 		t.Run("gzip="+strconv.FormatBool(gz), func(t *testing.T) {
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +194,7 @@ func TestStreamStampsEachEvent(t *testing.T) {
 						zw.Flush()
 					}
 					w.(http.Flusher).Flush()
-					time.Sleep(20 * time.Millisecond)
+					time.Sleep(gap)
 				}
 				if zw != nil {
 					zw.Close()
@@ -207,8 +211,10 @@ func TestStreamStampsEachEvent(t *testing.T) {
 			require.Len(t, res.Stream.Events, 5)
 			for k, e := range res.Stream.Events {
 				assert.Equal(t, k, e.Seq)
-				assert.Less(t, e.Delay(), 15*time.Millisecond, "each event arrives as it is flushed")
 				assert.Positive(t, e.Delay())
+				if k+1 < len(res.Stream.Events) {
+					assert.Less(t, e.ArrivedUnixNs, res.Stream.Events[k+1].SentUnixNs, "each event arrives before the next is sent")
+				}
 			}
 			if gz {
 				assert.Equal(t, "gzip", res.Stream.Encoding)

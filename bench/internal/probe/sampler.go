@@ -76,11 +76,14 @@ type Conn struct {
 	RecvQ      int64 `json:"recv_q_bytes"`
 }
 
-// SocketSample is the namespace's TCP queues at one instant.
+// SocketSample is the namespace's TCP queues at one instant: the socket
+// table's read began at UnixNano and ended at DoneUnixNano, and each
+// socket's line was read somewhere in between.
 type SocketSample struct {
-	UnixNano int64              `json:"unix_ns"`
-	Hops     map[Hop]QueueBytes `json:"hops"`
-	Conns    []Conn             `json:"conns"`
+	UnixNano     int64              `json:"unix_ns"`
+	DoneUnixNano int64              `json:"done_unix_ns"`
+	Hops         map[Hop]QueueBytes `json:"hops"`
+	Conns        []Conn             `json:"conns"`
 }
 
 // WaitSample is where every sampled thread was at one instant.
@@ -212,10 +215,13 @@ func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
 		}
 		s.Resources = append(s.Resources, ResourceSample{UnixNano: now, Role: role, Usage: u})
 	}
+	// The socket read keeps its own times: the reads before it may have
+	// been delayed, and the read itself takes milliseconds.
+	readAt := time.Now().UnixNano()
 	if socks, err := Sockets(spec.ProcRoot, spec.IPv6); err != nil {
 		note(err)
 	} else {
-		ss := SocketSample{UnixNano: now, Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
+		ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
 		for _, k := range socks {
 			if h := ClassifyHop(k, spec.AppPort, spec.ProxyPort); h != "" && h != HopListen {
 				ss.Conns = append(ss.Conns, Conn{Hop: h, LocalPort: k.LocalPort, RemotePort: k.RemotePort,

@@ -219,9 +219,9 @@ type Condition struct {
 	// NGINX, as the report's waits table shows them.
 	SendShares        []RunSendShares `json:"send_shares"`
 	AppSendQBusyShare *float64        `json:"app_send_q_busy_share"`
-	// WriteEndMismatchMax is max |queued - unread| / unread over the
+	// WriteEndMismatchMax is the largest WriteEndQueues.Mismatch over the
 	// downloads at their write end (direct paths only), unread counted
-	// from the client's own reads.
+	// from the client's own reads over the sample's socket read.
 	WriteEndMismatchMax *float64 `json:"write_end_mismatch_max"`
 	// WriteEndUnreadBytes and WriteEndUnreadMaxBytes are, per download,
 	// what the path held when the app's write ended (the bytes its client

@@ -81,9 +81,13 @@ type WriteEndQueues struct {
 	QueuedBytes int64 `json:"queued_bytes"`
 	// Hops is the queued bytes per hop at that sample.
 	Hops map[probe.Hop]int64 `json:"hops"`
+	// ReadMs is how long the sample's read of the socket table took: each
+	// socket was read at some instant of it.
+	ReadMs float64 `json:"read_ms"`
 	// UnreadBytes is the body size minus what the paced client had read
-	// by that sample.
-	UnreadBytes int64 `json:"unread_bytes"`
+	// when the sample's read began; UnreadAfterBytes, when it ended.
+	UnreadBytes      int64 `json:"unread_bytes"`
+	UnreadAfterBytes int64 `json:"unread_after_bytes"`
 	// UnreadAtEndBytes is the body size minus what the client had read at
 	// the write's end itself: what this download's path held then, the
 	// buffer model's capacity.
@@ -91,6 +95,21 @@ type WriteEndQueues struct {
 	// OwnSockets is true when QueuedBytes counts this download's sockets
 	// only, so it should equal UnreadBytes.
 	OwnSockets bool `json:"own_sockets"`
+}
+
+// Mismatch is how far QueuedBytes lies outside what the client had not
+// read over the sample's read, [UnreadAfterBytes, UnreadBytes], as a share
+// of UnreadBytes: 0 when the queues hold exactly the unread bytes.
+func (q WriteEndQueues) Mismatch() float64 {
+	lo, hi := min(q.UnreadAfterBytes, q.UnreadBytes), q.UnreadBytes
+	var off int64
+	switch {
+	case q.QueuedBytes > hi:
+		off = q.QueuedBytes - hi
+	case q.QueuedBytes < lo:
+		off = lo - q.QueuedBytes
+	}
+	return float64(off) / float64(q.UnreadBytes)
 }
 
 // ProbeCost is what sampling cost, in the probe's own container.

@@ -68,5 +68,5 @@ var ArticleA = []Verdict{
 	{ID: "completion-nginx-on-8s", Kind: Harness, Unit: "s", Check: Between("nginx-on-2dl", CompletionS, 7.5, 8.5),
 		Text: "the paced client reads 16 MiB at 2 MiB/s in about 8 s, NGINX buffering on"},
 	{ID: "write-ends-when-rest-fits-direct-2dl", Kind: Harness, Unit: "ratio", Check: Below("direct-2dl", WriteEndMismatch, 0.02),
-		Text: "at the app's write end, the bytes the client has not read (counted by the client) are the bytes in the sockets' queues (|queued - unread| / unread)"},
+		Text: "at the app's write end, the bytes the client has not read (counted by the client) are the bytes in the sockets' queues (queued bytes' distance from the client's unread bytes over the socket read, / unread)"},
 }

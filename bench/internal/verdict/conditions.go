@@ -69,8 +69,8 @@ var (
 	// AcceptQueue is the most connections waiting at once to be accepted.
 	AcceptQueue = sampled("accept-queue peak", func(c report.Condition) *float64 { return c.AcceptQueuePeak })
 	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
-	// WriteEndMismatch is max |queued - unread| / unread at the app's
-	// write end, unread counted from the client's own reads.
+	// WriteEndMismatch is the largest report.WriteEndQueues.Mismatch at
+	// the app's write end, unread counted from the client's own reads.
 	WriteEndMismatch = withDownloads(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }))
 )
 
