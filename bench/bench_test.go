@@ -70,7 +70,7 @@ func BenchmarkArticleB(b *testing.B) {
 		for _, block := range engine.BlockingMs {
 			b.Run(verdict.Cell(srv.ID, block), func(b *testing.B) {
 				pod := lab.StartB(b, srv, block)
-				if err := lab.WarmUpB(pod, prof); err != nil {
+				if err := lab.WarmUpB(pod, srv, block, prof); err != nil {
 					b.Fatal(err)
 				}
 				var runs []engine.RunB

@@ -71,18 +71,22 @@ type ProfileB struct {
 	// WarmupN requests from our generator go to each fresh server before
 	// the first pair, and are not counted: the first requests of a fresh
 	// Python server are slower, and would bias whichever generator went
-	// first.
-	WarmupN  int
-	Describe string
+	// first. A server that serves one request per worker and 0.1 s
+	// (blocking, not Concurrent) gets WarmupBlockedN instead: its first
+	// requests' extra milliseconds are lost in the 100 ms each takes, and
+	// 500 of them cost 25 to 50 s a cell.
+	WarmupN        int
+	WarmupBlockedN int
+	Describe       string
 }
 
 // ProfilesB: "full" is the article's -n; "ci" scales N down and takes more,
 // shorter pairs, so the suite takes about 7 minutes here (the slowest
 // cells run at 10 req/s).
 var ProfilesB = map[string]ProfileB{
-	"full": {N: map[int]int{0: 10000, 100: 1000}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 5, 100: 1}, WarmupN: 500,
+	"full": {N: map[int]int{0: 10000, 100: 1000}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 5, 100: 1}, WarmupN: 500, WarmupBlockedN: 50,
 		Describe: "the article's: ab -n 10000 -c 100; -n 1000 with blocking; 5 pairs of ours and ab without blocking"},
-	"ci": {N: map[int]int{0: 1000, 100: 200}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 9, 100: 1}, WarmupN: 500,
+	"ci": {N: map[int]int{0: 1000, 100: 200}, NConcurrent: 1000, C: 100, Repeats: map[int]int{0: 9, 100: 1}, WarmupN: 500, WarmupBlockedN: 50,
 		Describe: "scaled for CI: -n 1000 in 9 pairs of ours and ab without blocking; -n 200 with blocking (1000 for gevent servers)"},
 }
 
@@ -92,6 +96,14 @@ func (p ProfileB) n(srv ServerB, block int) int {
 		return p.NConcurrent
 	}
 	return p.N[block]
+}
+
+// warmup is the warm-up's request count for srv at blocking ms block.
+func (p ProfileB) warmup(srv ServerB, block int) int {
+	if block > 0 && !srv.Concurrent {
+		return p.WarmupBlockedN
+	}
+	return p.WarmupN
 }
 
 // Order is the generators' order in pair k (from 1): ours first in odd
@@ -203,7 +215,7 @@ const pathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab
 // measurement. The runs come back by generator in pair order; any failed
 // run fails the call, so the two lists always pair up.
 func (l *Lab) MeasurePairsB(pod *stack.Pod, srv ServerB, block int, prof ProfileB, burn time.Duration) (map[string][]RunB, error) {
-	if err := l.WarmUpB(pod, prof); err != nil {
+	if err := l.WarmUpB(pod, srv, block, prof); err != nil {
 		return nil, err
 	}
 	runs := map[string][]RunB{}
@@ -223,13 +235,15 @@ func (l *Lab) MeasurePairsB(pod *stack.Pod, srv ServerB, block int, prof Profile
 	return runs, nil
 }
 
-// WarmUpB sends the profile's WarmupN requests from our generator to a
-// fresh server; nothing is recorded.
-func (l *Lab) WarmUpB(pod *stack.Pod, prof ProfileB) error {
-	if prof.WarmupN == 0 {
+// WarmUpB sends the profile's warm-up requests (WarmupN, or
+// WarmupBlockedN) from our generator to srv's fresh server at blocking ms
+// block; nothing is recorded.
+func (l *Lab) WarmUpB(pod *stack.Pod, srv ServerB, block int, prof ProfileB) error {
+	n := prof.warmup(srv, block)
+	if n == 0 {
 		return nil
 	}
-	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(pathB), N: prof.WarmupN, C: min(prof.C, prof.WarmupN), Timeout: load.DefaultClosedTimeout})
+	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(pathB), N: n, C: min(prof.C, n), Timeout: load.DefaultClosedTimeout})
 	if err != nil {
 		return err
 	}
