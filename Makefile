@@ -9,7 +9,7 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro deps settings image report bench unit soak clean
+.PHONY: test repro deps settings image report bench gate unit soak clean
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
@@ -55,11 +55,19 @@ image: deps
 report:
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR)
 
-## bench: every condition as a Go benchmark, BENCH_COUNT samples, into
-## BENCH_OUT; compare two with: go tool benchstat old.txt new.txt
+## bench: the conditions BENCH matches (default every one) as Go
+## benchmarks, BENCH_COUNT samples, into BENCH_OUT; gate two with make gate
+BENCH ?= .
 bench: deps settings
 	mkdir -p $(dir $(BENCH_OUT))
-	$(GO) test ./bench -run '^$$' -bench . -benchtime 1x -count $(BENCH_COUNT) -timeout 6h | tee $(BENCH_OUT)
+	set -o pipefail; $(GO) test ./bench -run '^$$' -bench '$(BENCH)' -benchtime 1x -count $(BENCH_COUNT) -timeout 6h | tee $(BENCH_OUT)
+
+## gate: the regression gate: fails when NEW's benchmarks moved beyond
+## THRESHOLDS' per-unit limits from BASE's, significantly (bench/internal/gate)
+THRESHOLDS ?= fixtures/gate/thresholds.yaml
+gate:
+	@[ -n "$(BASE)" ] && [ -n "$(NEW)" ] || { echo "make gate: want BASE=old.txt NEW=new.txt (make bench outputs)" >&2; exit 2; }
+	$(GO) run ./bench/cmd/labgate -base '$(BASE)' -new '$(NEW)' -thresholds '$(THRESHOLDS)'
 
 ## soak: the CI profile N times back to back (default 5), each series in
 ## SOAK_DIR/<i>; how often each verdict held and each figure's spread are
