@@ -42,8 +42,8 @@ const (
 // Row compares one benchmark's unit.
 type Row struct {
 	// Name is the benchmark's name without its GOMAXPROCS suffix.
-	Name, Unit string
-	Base, New  benchmath.Summary
+	Name, Unit  string
+	Base, New   benchmath.Summary
 	NBase, NNew int
 	// P is the U test's p-value; 1 when there is nothing to compare.
 	P float64
