@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 	"text/template"
@@ -51,7 +52,20 @@ type Config struct {
 	TempPath string
 	// WorkerProcesses is "auto" or a positive whole number.
 	WorkerProcesses string
+	// Custom, when set, is a team's own configuration: server blocks that
+	// replace the lab's (they listen on Listen and reach the server as
+	// proxy_pass http://app;), or a whole http block that replaces the
+	// lab's http context (CustomHTTP says which). Buffering and the
+	// other switches then say nothing; nginx -t checks it before a run.
+	Custom string
 }
+
+// CustomHTTP is true when Custom is a whole http block.
+func (c Config) CustomHTTP() bool { return httpBlock.MatchString(c.Custom) }
+
+// httpBlock matches a config whose first directive, past comments, is
+// an http block.
+var httpBlock = regexp.MustCompile(`^(\s*(#[^\n]*)?\n)*\s*http\s*\{`)
 
 // Option changes a Config.
 type Option func(*Config)

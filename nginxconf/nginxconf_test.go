@@ -71,3 +71,38 @@ func TestRenderRejectsMalformedSettings(t *testing.T) {
 		})
 	}
 }
+
+// A team's config replaces the lab's server block, or with an http block
+// of its own the whole http context; the main context stays the lab's.
+func TestCustom(t *testing.T) {
+	servers := "server {\n    listen 127.0.0.1:8080;\n    location / { proxy_pass http://app; }\n}\n"
+	c := New(WithBuffering(true))
+	c.Custom = servers
+	out, err := c.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"upstream app {", "proxy_temp_path /tmp/nginx-proxy-temp;", servers, "pid /tmp/nginx.pid;"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("server blocks: rendered config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "proxy_buffering on") {
+		t.Errorf("the lab's server block is still there:\n%s", out)
+	}
+	if c.CustomHTTP() {
+		t.Error("server blocks taken for an http block")
+	}
+
+	c.Custom = "# ours\n\nhttp {\n    server { listen 127.0.0.1:8080; }\n}\n"
+	if !c.CustomHTTP() {
+		t.Fatal("an http block after comments not recognised")
+	}
+	out, err = c.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(out, "http {") != 1 || strings.Contains(out, "upstream app") || !strings.Contains(out, "events {") {
+		t.Errorf("http block: want the lab's main context and the team's http context only:\n%s", out)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"wsgilab/bench/internal/load"
@@ -109,6 +110,29 @@ type Condition struct {
 	// says, 0 to MaxRuns (0: LAB_RUNS alone); for a condition whose runs
 	// are bimodal, so that the median of its runs is not a coin toss.
 	MinRuns int
+	// AppLimits and ProxyLimits, when set, replace article A's limits of
+	// the app and NGINX containers (a stack file's limits).
+	AppLimits, ProxyLimits *podspec.Limits
+	// Target, when set, is a team's own app in place of the lab's (a
+	// stack file's check): its paths and statuses. Such an app keeps no
+	// write records, so a run needs none to be sound.
+	Target *Target
+}
+
+// Target is a team's app as the load sees it.
+type Target struct {
+	// FastPath is the fast path, answering FastStatus (0: 200) with a
+	// body of any length.
+	FastPath   string
+	FastStatus int
+	// LargePath answers 200 with LargeBytes bytes: the slow readers'
+	// download.
+	LargePath  string
+	LargeBytes int64
+	// UploadPath takes the slow uploads' POST bodies, answering
+	// UploadStatus (0: 200).
+	UploadPath   string
+	UploadStatus int
 }
 
 // Stream is an event stream (SSE) read beside /fast: the app's /events
@@ -140,6 +164,9 @@ const (
 
 // slowKinds are the accepted SlowKinds.
 var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent}
+
+// reads is whether c's slow clients are slow readers (downloads).
+func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
 
 // paced is whether c's slow clients move a body at a rate.
 func (c Condition) paced() bool {
@@ -178,12 +205,47 @@ func (c Condition) Validate() error {
 	case c.Stream != nil && (c.Stream.GapMs < 0 || c.Stream.GapMs > MaxStreamGapMs):
 		return fmt.Errorf("engine: condition %s: Stream.GapMs %d: want 0 to %d", c.ID, c.Stream.GapMs, MaxStreamGapMs)
 	}
+	if err := c.Target.validate(c); err != nil {
+		return err
+	}
 	return c.Pod("validate:only").Validate()
+}
+
+func (t *Target) validate(c Condition) error {
+	if t == nil {
+		return nil
+	}
+	for name, p := range map[string]string{"FastPath": t.FastPath, "LargePath": t.LargePath, "UploadPath": t.UploadPath} {
+		if p != "" && !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("engine: condition %s: Target.%s %q: want an absolute path such as /healthz", c.ID, name, p)
+		}
+	}
+	switch {
+	case t.FastPath == "":
+		return fmt.Errorf("engine: condition %s: Target.FastPath is empty: want the path /fast stands for", c.ID)
+	case c.Downloads > 0 && c.reads() && (t.LargePath == "" || t.LargeBytes <= 0):
+		return fmt.Errorf("engine: condition %s: slow readers need Target.LargePath and LargeBytes > 0 (got %q, %d)", c.ID, t.LargePath, t.LargeBytes)
+	case c.Downloads > 0 && c.SlowKind == load.KindUpload && t.UploadPath == "":
+		return fmt.Errorf("engine: condition %s: slow uploads need Target.UploadPath", c.ID)
+	}
+	return nil
 }
 
 // Pod is the pod this condition runs in, on the lab image imageRef.
 func (c Condition) Pod(imageRef string) podspec.Config {
 	opts := []podspec.Option{podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
+	if c.Path.Proxy != nil && c.Server.Port != 0 {
+		// NGINX forwards to the server's own port.
+		p := *c.Path.Proxy
+		p.Upstream = fmt.Sprintf("127.0.0.1:%d", c.Server.Port)
+		opts = append(opts, podspec.WithProxy(&p))
+	}
+	if c.AppLimits != nil {
+		opts = append(opts, podspec.WithAppLimits(*c.AppLimits))
+	}
+	if c.ProxyLimits != nil {
+		opts = append(opts, podspec.WithProxyLimits(*c.ProxyLimits))
+	}
 	if c.ClientCPUs > 0 {
 		opts = append(opts, podspec.WithClientLimits(podspec.Limits{CPUs: c.ClientCPUs, Memory: podspec.DefaultClientMemory}))
 	}
@@ -207,6 +269,13 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 	}
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests
+	}
+	if t := c.Target; t != nil {
+		s.FastURL, s.FastBodyBytes, s.FastStatus = base+t.FastPath, load.AnyLength, t.FastStatus
+		s.UploadURL, s.UploadStatus = base+t.UploadPath, t.UploadStatus
+		if c.reads() && c.Downloads > 0 {
+			s.LargeURL, s.LargeSize = base+t.LargePath, t.LargeBytes
+		}
 	}
 	if st := c.Stream; st != nil {
 		u := fmt.Sprintf("%s/events?n=%d&gap_ms=%d", base, st.Events, st.GapMs)

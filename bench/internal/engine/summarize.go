@@ -50,7 +50,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	for _, p := range res.Fast {
 		lat.Add(p.Latency)
 		lag.Add(p.Lag)
-		if p.OK(res.Spec.FastBodyBytes) {
+		if p.OK(res.Spec) {
 			run.RequestsOK++
 		} else if len(failures) < 3 {
 			failures = append(failures, fmt.Sprintf("request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
@@ -81,7 +81,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		}
 		run.SlowOutcomes[row.Outcome]++
 		// A held connection has no body, so the app keeps no record of it.
-		recorded := !load.Holds(d.Kind)
+		// A team's app (Target) keeps none at all.
+		recorded := !load.Holds(d.Kind) && c.Target == nil
 		switch {
 		case !d.Served():
 			failures = append(failures, fmt.Sprintf("slow client %s %s: status %d, %d of %d bytes, %s",

@@ -186,6 +186,19 @@ func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (repo
 }
 
 func labContext(df string, agent []byte) (io.Reader, error) {
+	return tarContext(df, func(add addFunc) error {
+		if err := add("labagent", 0o755, agent); err != nil {
+			return err
+		}
+		return addFS(add, wsgiapp.Files, "wsgiapp/")
+	})
+}
+
+// addFunc adds one file to a build context.
+type addFunc func(name string, mode int64, b []byte) error
+
+// tarContext is a build context: the Dockerfile df and what files adds.
+func tarContext(df string, files func(addFunc) error) (io.Reader, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
 	add := func(name string, mode int64, b []byte) error {
@@ -198,23 +211,24 @@ func labContext(df string, agent []byte) (io.Reader, error) {
 	if err := add("Dockerfile", 0o644, []byte(df)); err != nil {
 		return nil, err
 	}
-	if err := add("labagent", 0o755, agent); err != nil {
-		return nil, err
-	}
-	err := fs.WalkDir(wsgiapp.Files, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := fs.ReadFile(wsgiapp.Files, p)
-		if err != nil {
-			return err
-		}
-		return add("wsgiapp/"+p, 0o644, b)
-	})
-	if err != nil {
+	if err := files(add); err != nil {
 		return nil, err
 	}
 	return &buf, tw.Close()
+}
+
+// addFS adds every file of fsys under prefix, readable by all.
+func addFS(add addFunc, fsys fs.FS, prefix string) error {
+	return fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(fsys, p)
+		if err != nil {
+			return err
+		}
+		return add(prefix+p, 0o644, b)
+	})
 }
 
 // BuildAgent compiles bench/cmd/labagent as a static binary for goarch

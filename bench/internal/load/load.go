@@ -64,10 +64,12 @@ type Spec struct {
 	// UploadURL is a KindUpload's target; each POSTs UploadSize bytes at
 	// UploadRate bytes per second, ReadSize bytes a write, through a
 	// SendBuffer-byte SO_SNDBUF.
-	UploadURL  string  `json:"upload_url,omitempty"`
-	UploadSize int64   `json:"upload_size,omitempty"`
-	UploadRate float64 `json:"upload_rate,omitempty"`
-	SendBuffer int     `json:"send_buffer,omitempty"`
+	UploadURL string `json:"upload_url,omitempty"`
+	// UploadStatus is the answer a served upload gets; 0 is 200.
+	UploadStatus int     `json:"upload_status,omitempty"`
+	UploadSize   int64   `json:"upload_size,omitempty"`
+	UploadRate   float64 `json:"upload_rate,omitempty"`
+	SendBuffer   int     `json:"send_buffer,omitempty"`
 	// HoldFor is how long a KindHeaders or KindSilent client holds its
 	// connection (to FastURL's host) before it closes it; a KindHeaders
 	// client sends a header line every HeaderGap meanwhile.
@@ -78,9 +80,11 @@ type Spec struct {
 	// requester (stream.go).
 	Stream *StreamSpec `json:"stream,omitempty"`
 
-	// FastURL is the requested endpoint; its body must be FastBodyBytes long.
+	// FastURL is the requested endpoint; its body must be FastBodyBytes
+	// long (AnyLength: any length) and its status FastStatus (0: 200).
 	FastURL       string `json:"fast_url"`
 	FastBodyBytes int64  `json:"fast_body_bytes"`
+	FastStatus    int    `json:"fast_status,omitempty"`
 	// FastRate and FastCount make the open-loop schedule: request k is
 	// sent at start + FastOffset + k/FastRate, whatever earlier ones do.
 	FastRate   float64       `json:"fast_rate"`
@@ -174,6 +178,9 @@ type Download struct {
 	// (an upload's: UploadSize).
 	Bytes    int64 `json:"bytes"`
 	Expected int64 `json:"expected"`
+	// WantStatus is the status a served upload gets (Spec.UploadStatus);
+	// 0 is 200, as for every download.
+	WantStatus int `json:"want_status,omitempty"`
 	// Held says a held connection was still open when the client closed
 	// it after HoldFor.
 	Held bool `json:"held,omitempty"`
@@ -223,7 +230,7 @@ func (d Download) ReadBy(t time.Duration) (int64, bool) {
 // Complete is a 200 with the whole body and no error; a held connection
 // is never complete (see Served).
 func (d Download) Complete() bool {
-	return !Holds(d.Kind) && d.Error == "" && d.Status == http.StatusOK && d.Bytes == d.Expected && d.Expected > 0
+	return !Holds(d.Kind) && d.Error == "" && d.Status == wantStatus(d.WantStatus) && d.Bytes == d.Expected && d.Expected > 0
 }
 
 // Served says the server dealt with the slow client as its kind expects:
@@ -272,7 +279,7 @@ func (d Download) Outcome() string {
 	switch {
 	case d.Complete():
 		return OutcomeComplete
-	case d.Kind == KindUpload && d.Status != 0 && d.Status != http.StatusOK:
+	case d.Kind == KindUpload && d.Status != 0 && d.Status != wantStatus(d.WantStatus):
 		// The server refused the body with an answer, and may have reset
 		// the connection after it: its answer says why.
 		return OutcomeStatus
@@ -302,9 +309,21 @@ type FastRequest struct {
 	Error   string        `json:"error,omitempty"`
 }
 
-// OK is a 200 with the full body.
-func (p FastRequest) OK(want int64) bool {
-	return p.Error == "" && p.Status == http.StatusOK && p.Bytes == want
+// AnyLength, as Spec.FastBodyBytes, accepts a body of any length.
+const AnyLength = -1
+
+// OK is the spec's status (FastStatus, or 200) with the full body
+// (FastBodyBytes long, unless AnyLength).
+func (p FastRequest) OK(s Spec) bool {
+	return p.Error == "" && p.Status == wantStatus(s.FastStatus) && (s.FastBodyBytes == AnyLength || p.Bytes == s.FastBodyBytes)
+}
+
+// wantStatus is status, or 200 for 0.
+func wantStatus(status int) int {
+	if status == 0 {
+		return http.StatusOK
+	}
+	return status
 }
 
 // Result is one run as the client saw it.
@@ -387,7 +406,7 @@ func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Tim
 	status, n, err := exchange(ctx, spec.FastURL, "", nil, nil)
 	p.Latency = time.Since(began)
 	p.Status, p.Bytes = status, n
-	if err == nil && n != spec.FastBodyBytes {
+	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
 		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)
 	}
 	if err != nil {

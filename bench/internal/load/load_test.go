@@ -59,7 +59,7 @@ func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
 
 	require.Len(t, res.Fast, 8)
 	for k, p := range res.Fast {
-		assert.True(t, p.OK(12), "%+v", p)
+		assert.True(t, p.OK(res.Spec), "%+v", p)
 		assert.Equal(t, 10*time.Millisecond+time.Duration(k)*25*time.Millisecond, p.Scheduled)
 		assert.GreaterOrEqual(t, p.Lag, time.Duration(0), "never early")
 	}
@@ -134,4 +134,29 @@ func TestDownloadOutcome(t *testing.T) {
 			assert.Equal(t, tc.want, res.Downloads[0].Outcome(), "error: %s", res.Downloads[0].Error)
 		})
 	}
+}
+
+// A team's fast path answers with its own status and body length: the
+// spec's FastStatus and AnyLength say what counts as served.
+func TestFastRequestOK(t *testing.T) {
+	lab := Spec{FastBodyBytes: 12}
+	team := Spec{FastBodyBytes: AnyLength, FastStatus: http.StatusNoContent}
+	for _, tc := range []struct {
+		p        FastRequest
+		lab, own bool
+	}{
+		{FastRequest{Status: 200, Bytes: 12}, true, false},
+		{FastRequest{Status: 200, Bytes: 13}, false, false},
+		{FastRequest{Status: 204, Bytes: 0}, false, true},
+		{FastRequest{Status: 204, Bytes: 0, Error: "reset"}, false, false},
+		{FastRequest{Status: 500, Bytes: 12}, false, false},
+	} {
+		assert.Equal(t, tc.lab, tc.p.OK(lab), "lab %+v", tc.p)
+		assert.Equal(t, tc.own, tc.p.OK(team), "team %+v", tc.p)
+	}
+	up := Download{Kind: KindUpload, Status: 201, Bytes: 5, Expected: 5}
+	assert.False(t, up.Complete(), "a 201 is not the lab app's 200")
+	up.WantStatus = 201
+	assert.True(t, up.Complete(), "but is the upload path's declared status")
+	assert.Equal(t, OutcomeComplete, up.Outcome())
 }

@@ -111,7 +111,7 @@ func bufferDialer(opt, size int) *net.Dialer {
 // body bytes the kernel took; the upload is complete when all were taken
 // and the server answered 200.
 func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
-	d := Download{ID: id, Kind: KindUpload, Expected: spec.UploadSize, Start: time.Since(runStart)}
+	d := Download{ID: id, Kind: KindUpload, Expected: spec.UploadSize, WantStatus: spec.UploadStatus, Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
 	u, _ := url.Parse(spec.UploadURL) // checked by Validate

@@ -53,10 +53,41 @@ type Limits struct {
 type Server struct {
 	// ID names the server and worker model, e.g. "gunicorn-sync-2".
 	ID string `json:"id"`
-	// Cmd runs in wsgiapp.Dir and listens on 127.0.0.1:AppPort.
+	// Cmd runs in Dir and listens on 127.0.0.1:Port (or every address).
 	Cmd []string `json:"cmd"`
 	// Env is added to the app container's environment.
 	Env []string `json:"env,omitempty"`
+	// Image, when set, is the app container's image (a team's own, found
+	// on the engine, never pulled) instead of the pod's lab image; the
+	// other containers run the lab image still.
+	Image string `json:"image,omitempty"`
+	// Dir is the working directory; empty is wsgiapp.Dir on the lab image
+	// and the image's own on another.
+	Dir string `json:"dir,omitempty"`
+	// User runs the server ("uid:gid" or a name the image knows); empty
+	// is the app role's hardening user (Nobody).
+	User string `json:"user,omitempty"`
+	// Port is where the server listens; 0 is AppPort.
+	Port int `json:"port,omitempty"`
+	// ReadyPath is the path that answers 200 once the server is up; empty
+	// is the lab app's /fast.
+	ReadyPath string `json:"ready_path,omitempty"`
+}
+
+// ListenPort is the server's port: Port, or AppPort.
+func (s Server) ListenPort() int {
+	if s.Port == 0 {
+		return AppPort
+	}
+	return s.Port
+}
+
+// Ready is the path Start polls for a 200: ReadyPath, or /fast.
+func (s Server) Ready() string {
+	if s.ReadyPath == "" {
+		return "/fast"
+	}
+	return s.ReadyPath
 }
 
 // GunicornSync is article A's main server: `workers` sync workers.
@@ -155,6 +186,15 @@ func (c Config) Validate() error {
 	}
 	if len(c.Server.Cmd) == 0 {
 		return errors.New("podspec: no server command; use WithServer(GunicornSync(2)) or similar")
+	}
+	if p := c.Server.Port; p != 0 && (p < 1 || p > 65535) {
+		return fmt.Errorf("podspec: server port %d: want 1 to 65535 (0: %d)", p, AppPort)
+	}
+	if c.Proxy != nil && c.Proxy.Listen == fmt.Sprintf("127.0.0.1:%d", c.Server.ListenPort()) {
+		return fmt.Errorf("podspec: server port %d is NGINX's listen address %s: want another", c.Server.ListenPort(), c.Proxy.Listen)
+	}
+	if r := c.Server.ReadyPath; r != "" && !strings.HasPrefix(r, "/") {
+		return fmt.Errorf("podspec: server ready path %q: want an absolute path such as /healthz", r)
 	}
 	if c.CPUPeriod < time.Millisecond || c.CPUPeriod > time.Second {
 		return fmt.Errorf("podspec: CPUPeriod %v must be between 1ms and 1s (the kernel's CFS bounds)", c.CPUPeriod)

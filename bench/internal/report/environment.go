@@ -30,6 +30,8 @@ type Environment struct {
 	Safety Safety `json:"safety"`
 	// Resume says what a resumed series kept from an earlier process.
 	Resume Resume `json:"resume"`
+	// Stacks are the stack files a stack check ran, with their images.
+	Stacks []StackEnv `json:"stacks,omitempty"`
 }
 
 // Safety is the host safety stop's record of a series.
@@ -108,7 +110,10 @@ type Versions struct {
 
 // Image is a lab image and how this series got it.
 type Image struct {
-	Ref      string        `json:"ref"`
+	Ref string `json:"ref"`
+	// ID is the image's content digest on the engine (sha256:...), where
+	// it was read.
+	ID       string        `json:"id,omitempty"`
 	Built    bool          `json:"built"`
 	Duration time.Duration `json:"duration_ns"`
 }

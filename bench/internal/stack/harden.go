@@ -10,13 +10,17 @@ import (
 	"wsgilab/bench/internal/podspec"
 )
 
-// Harden applies role's podspec.DefaultHardening to opts: its user, the
-// capabilities it keeps and no-new-privileges. An unknown role is
+// Harden applies role's podspec.DefaultHardening to opts: its user (unless
+// opts names one), the capabilities it keeps and no-new-privileges. An unknown role is
 // hardened as the strictest one (nobody, no capability).
 func Harden(role string, opts *dockertest.RunOptions) *dockertest.RunOptions {
 	h := hardening(role)
 	o := *opts
-	o.User = h.User
+	// An explicit user (a team's image's, from its stack file) stays;
+	// every other container runs as its role's.
+	if o.User == "" {
+		o.User = h.User
+	}
 	o.CapAdd = slices.Clone(h.CapAdd)
 	o.SecurityOpt = append(slices.Clone(opts.SecurityOpt), "no-new-privileges:true")
 	return &o

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/image"
-	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 )
 
@@ -36,7 +35,7 @@ func (p *Pod) StartSampler(interval time.Duration) (*SamplerRun, error) {
 	started := fmt.Sprintf("/tmp/sampler-%d-started", p.samplerRuns)
 	stop := fmt.Sprintf("/tmp/sampler-%d-stop", p.samplerRuns)
 	spec := probe.SamplerSpec{
-		Interval: interval, ProcRoot: "/proc", AppPort: podspec.AppPort, StopFile: stop,
+		Interval: interval, ProcRoot: "/proc", AppPort: p.Config.Server.ListenPort(), StopFile: stop,
 		Containers: map[string]string{"app": p.App.Container.ID, "client": p.Client.Container.ID},
 	}
 	if p.Proxy != nil {

@@ -38,32 +38,43 @@ const DefaultVersionsWait = time.Minute
 // ReadVersions runs ref once, in session s, and asks each component for
 // its version.
 func ReadVersions(s *Session, ref string) (report.Versions, error) {
-	pool := s.pool
-	repo, tag := image.SplitRef(ref)
-	r, err := pool.RunWithOptions(Harden(podspec.RoleSetup, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sh", "-c", versionScript},
-		Labels: s.labels(podspec.RoleSetup, "setup", 0), Name: s.name(podspec.RoleSetup, "setup", 0),
-	}), HardenHost(podspec.RoleSetup), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
+	code, out, err := runOnce(s, podspec.RoleSetup, "setup", ref, []string{"sh", "-c", versionScript}, nil, DefaultVersionsWait)
 	if err != nil {
 		return report.Versions{}, fmt.Errorf("stack: run %s to read versions: %w", ref, err)
 	}
+	if code != 0 {
+		return report.Versions{}, fmt.Errorf("stack: reading versions in %s exited %d:\n%s", ref, code, out)
+	}
+	return parseVersions(out)
+}
+
+// runOnce runs cmd in a container of ref, hardened as role, with no
+// network, named for condition in session s; it waits at most wait for
+// its exit and returns its exit code and output, and removes it.
+func runOnce(s *Session, role, condition, ref string, cmd, env []string, wait time.Duration) (int, string, error) {
+	pool := s.pool
+	repo, tag := image.SplitRef(ref)
+	r, err := pool.RunWithOptions(Harden(role, &dockertest.RunOptions{
+		Repository: repo, Tag: tag, Cmd: cmd, Env: env,
+		Labels: s.labels(role, condition, 0), Name: s.name(role, condition, 0),
+	}), HardenHost(role), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
+	if err != nil {
+		return 0, "", err
+	}
 	defer removeContainer(pool.Client, r.Container.ID)
-	ctx, cancel := contextWithTimeout(DefaultVersionsWait)
+	ctx, cancel := contextWithTimeout(wait)
 	defer cancel()
 	code, err := pool.Client.WaitContainerWithContext(r.Container.ID, ctx)
 	if err != nil {
-		return report.Versions{}, err
+		return 0, "", err
 	}
 	var out bytes.Buffer
 	if err := pool.Client.Logs(dc.LogsOptions{
 		Container: r.Container.ID, OutputStream: &out, ErrorStream: &out, Stdout: true, Stderr: true,
 	}); err != nil {
-		return report.Versions{}, err
+		return 0, "", err
 	}
-	if code != 0 {
-		return report.Versions{}, fmt.Errorf("stack: reading versions in %s exited %d:\n%s", ref, code, out.String())
-	}
-	return parseVersions(out.String())
+	return code, out.String(), nil
 }
 
 func parseVersions(s string) (report.Versions, error) {

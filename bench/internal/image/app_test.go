@@ -1,0 +1,88 @@
+package image
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"io"
+	"testing"
+	"testing/fstest"
+
+	dc "github.com/ory/dockertest/v3/docker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeEngine records builds and knows the images built.
+type fakeEngine struct {
+	images map[string]bool
+	files  []string
+	builds int
+}
+
+func (f *fakeEngine) InspectImage(name string) (*dc.Image, error) {
+	if f.images[name] {
+		return &dc.Image{ID: "sha256:" + name}, nil
+	}
+	return nil, dc.ErrNoSuchImage
+}
+
+func (f *fakeEngine) ImportImage(dc.ImportImageOptions) error { return errors.New("not here") }
+
+func (f *fakeEngine) BuildImage(o dc.BuildImageOptions) error {
+	f.builds++
+	f.files = nil
+	tr := tar.NewReader(o.InputStream)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		f.files = append(f.files, h.Name)
+	}
+	f.images[o.Name] = true
+	return nil
+}
+
+// An app directory's image holds its files but dot files and bytecode,
+// and is found again by its hash; a team's own tag is built each time.
+func TestEnsureApp(t *testing.T) {
+	app := fstest.MapFS{
+		"shop.py":                      {Data: []byte("app = None\n")},
+		"pkg/__init__.py":              {Data: []byte("")},
+		"__pycache__/shop.cpython.pyc": {Data: []byte("x")},
+		".env":                         {Data: []byte("SECRET=1")},
+	}
+	eng := &fakeEngine{images: map[string]bool{}}
+	img, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	require.NoError(t, err)
+	assert.True(t, img.Built)
+	assert.Regexp(t, `^wsgilab-stack:[0-9a-f]{12}$`, img.Ref)
+	assert.Equal(t, "sha256:"+img.Ref, img.ID)
+	assert.ElementsMatch(t, []string{"Dockerfile", "app/shop.py", "app/pkg/__init__.py"}, eng.files)
+
+	again, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	require.NoError(t, err)
+	assert.Equal(t, img.Ref, again.Ref)
+	assert.False(t, again.Built, "found by its hash")
+	assert.Equal(t, 1, eng.builds)
+
+	app["shop.py"] = &fstest.MapFile{Data: []byte("app = 1\n")}
+	changed, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	require.NoError(t, err)
+	assert.NotEqual(t, img.Ref, changed.Ref, "a changed file is a new image")
+
+	own, err := EnsureApp(context.Background(), eng, "wsgilab-base:1", app, "/srv/shop", "team/shop:1")
+	require.NoError(t, err)
+	assert.Equal(t, "team/shop:1", own.Ref)
+	_, err = EnsureApp(context.Background(), eng, "wsgilab-base:1", app, "/srv/shop", "team/shop:1")
+	require.NoError(t, err)
+	assert.Equal(t, 4, eng.builds, "a team's tag is rebuilt every time")
+
+	_, err = Inspect(eng, "team/other:2")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `image "team/other:2" is not on the engine`)
+}

@@ -1,0 +1,120 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Stack is a stack check's verdict (stacks.json): a team's stack file put
+// through the matrix's columns it requires, step by step.
+type Stack struct {
+	Name string `json:"name"`
+	// Server is the server in a few words ("2 sync workers"), Path how
+	// clients reach it ("direct", "nginx-on", "nginx-off", "nginx-custom").
+	Server string `json:"server"`
+	Path   string `json:"path"`
+	// Capacity is how many requests the server command lets it hold at
+	// once, as the lab read it (Basis says how), or the largest
+	// requirement when the command declares none the lab can read.
+	Capacity int    `json:"capacity"`
+	Basis    string `json:"capacity_basis"`
+	// FastP95Ms is the fast path's bound at every step.
+	FastP95Ms  float64          `json:"fast_p95_ms"`
+	Baseline   StackStep        `json:"baseline"`
+	Behaviours []StackBehaviour `json:"behaviours"`
+	// Pass is true when every requirement held.
+	Pass bool `json:"pass"`
+	// Advice is one sentence taken from the matrix.
+	Advice string `json:"advice"`
+}
+
+// StackBehaviour is one required slow-client behaviour.
+type StackBehaviour struct {
+	// Column is the matrix column ("slow-read"), Noun its clients ("slow
+	// readers").
+	Column   string `json:"column"`
+	Noun     string `json:"noun"`
+	Required int    `json:"required"`
+	// Steps are the steps run, from 1 slow client up.
+	Steps []StackStep `json:"steps"`
+	// HeldUpTo is the most slow clients under which the fast path held
+	// (-1: not even the baseline); StallsAt the first step that broke, 0
+	// when none did up to the last step.
+	HeldUpTo int  `json:"held_up_to"`
+	StallsAt int  `json:"stalls_at"`
+	Pass     bool `json:"pass"`
+	// Text is "stalls at 2 slow readers" or "none up to 3 slow readers".
+	Text string `json:"text"`
+}
+
+// StackStep is one step: n slow clients, its condition and what its runs
+// said.
+type StackStep struct {
+	Clients   int    `json:"clients"`
+	Condition string `json:"condition"`
+	// State is "held", "broken" or "no data".
+	State string `json:"state"`
+	// P95Ms is the median p95 of its valid runs; P95MsRuns each's.
+	P95Ms     float64   `json:"p95_ms"`
+	P95MsRuns []float64 `json:"p95_ms_runs"`
+	RunsSound int       `json:"runs_sound"`
+	RunsTotal int       `json:"runs_total"`
+	// Failed says what failed in its runs, if anything.
+	Failed string `json:"failed,omitempty"`
+}
+
+// StackEnv is what environment.json keeps of a stack check: the file as
+// read and the images it ran.
+type StackEnv struct {
+	Name   string  `json:"name"`
+	File   string  `json:"file"`
+	Source string  `json:"source"`
+	Images []Image `json:"images"`
+}
+
+// Text writes the check as it prints: the verdict, the baseline, one line
+// per behaviour with its steps, and the advice.
+func (s Stack) Text(w io.Writer) error {
+	verdict := "FAIL"
+	if s.Pass {
+		verdict = "PASS"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s (%s, %s; capacity %d: %s; the fast path's p95 bound %g ms)\n", s.Name, verdict, s.Server, s.Path,
+		s.Capacity, s.Basis, s.FastP95Ms)
+	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s\n", msText(s.Baseline.P95Ms), s.Baseline.State)
+	for _, x := range s.Behaviours {
+		mark := "FAIL"
+		if x.Pass {
+			mark = "ok"
+		}
+		var steps []string
+		for _, st := range x.Steps {
+			steps = append(steps, fmt.Sprintf("%d: %s ms %s (%d run%s)", st.Clients, msText(st.P95Ms), st.State, st.RunsTotal, plural(st.RunsTotal)))
+		}
+		fmt.Fprintf(&b, "  %-4s %s: requires %d, %s [%s]\n", mark, x.Noun, x.Required, x.Text, strings.Join(steps, "; "))
+	}
+	fmt.Fprintf(&b, "Advice: %s\n", s.Advice)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// msText prints milliseconds to about three significant digits: 5965,
+// 48.2, 1.24.
+func msText(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
