@@ -1,0 +1,194 @@
+// Package stackfile reads a team's stack file: one small YAML file that
+// describes the team's own server setup (its Docker image, or an app
+// directory run on the lab's image), what sits in front of it, its paths,
+// its limits and what it requires under slow clients. Decoding is strict
+// (an unknown key is an error) and every field is validated before
+// anything starts; each error names the field, the value and what is
+// accepted. The package starts nothing: package engine turns a File into
+// the conditions of a stack check.
+package stackfile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// File is a stack file. Exactly one of App and Image is set.
+type File struct {
+	// Name names the stack in condition ids and reports: 1 to 40 of
+	// a-z, 0-9 and '-', starting with a letter or digit.
+	Name string `yaml:"name"`
+	// App is an app directory run on the lab's image.
+	App *App `yaml:"app"`
+	// Image is the team's own image, already on the engine.
+	Image *Image `yaml:"image"`
+	// Proxy is what sits in front of the server; the zero value is none.
+	Proxy Proxy `yaml:"proxy"`
+	// Paths are the app's paths the load uses.
+	Paths Paths `yaml:"paths"`
+	// Limits are the CPU and memory per role; unset roles get article
+	// A's (podspec's defaults).
+	Limits Limits `yaml:"limits"`
+	// Requires is what the team requires.
+	Requires Requires `yaml:"requires"`
+
+	// Dir is the stack file's directory, against which relative paths
+	// (App.Dir, Proxy.Config) are read; set by Load.
+	Dir string `yaml:"-"`
+	// Path is the file's path and Source its bytes as read; set by Load.
+	Path   string `yaml:"-"`
+	Source []byte `yaml:"-"`
+}
+
+// App is a WSGI or ASGI app directory, copied into an image built from
+// the lab's own, and the server command that runs it.
+type App struct {
+	// Dir is the directory, relative to the stack file; it holds Module.
+	Dir string `yaml:"dir"`
+	// Module is the import path "package.module:callable".
+	Module string `yaml:"module"`
+	// Interface is "wsgi" (the default) or "asgi".
+	Interface string `yaml:"interface"`
+	// Server is the server program and its arguments, without the bind
+	// address (the lab binds it) and without the app (Module): gunicorn,
+	// uwsgi or uvicorn.
+	Server []string `yaml:"server"`
+	// Env is added to the server's environment.
+	Env map[string]string `yaml:"env"`
+}
+
+// Image is a team's own image: it runs Command, listening on Port.
+type Image struct {
+	// Ref is the image reference on the engine ("team/app:1.4"); the lab
+	// never pulls it.
+	Ref string `yaml:"ref"`
+	// Command is the entry command and its arguments; it must listen on
+	// 127.0.0.1:Port (or every address) in the pod.
+	Command []string `yaml:"command"`
+	// Env is added to the container's environment.
+	Env map[string]string `yaml:"env"`
+	// Port is where the server listens: 1024 to 65535, not 8080 (NGINX's).
+	Port int `yaml:"port"`
+	// User runs the command: "uid", "uid:gid" or a name in the image.
+	User string `yaml:"user"`
+	// Workdir is the working directory; empty is the image's own.
+	Workdir string `yaml:"workdir"`
+}
+
+// Proxy modes.
+const (
+	ProxyNone         = "none"
+	ProxyBufferingOn  = "buffering-on"
+	ProxyBufferingOff = "buffering-off"
+	ProxyCustom       = "custom"
+)
+
+// Proxy is NGINX in front of the server, or nothing.
+type Proxy struct {
+	// Mode is none (the default), buffering-on or buffering-off (the
+	// lab's template), or custom (Config).
+	Mode string `yaml:"mode"`
+	// Config, for custom, is the team's NGINX config file, relative to
+	// the stack file: one or more server blocks (proxy_pass http://app;
+	// reaches the server) or a whole http block. It listens on
+	// 127.0.0.1:8080 and is checked with nginx -t before anything runs.
+	Config string `yaml:"config"`
+}
+
+// Path is one of the app's paths and the status it answers.
+type Path struct {
+	// Path is absolute, with its query if any ("/report?days=30").
+	Path string `yaml:"path"`
+	// Status is the status it answers when served; 0 is 200.
+	Status int `yaml:"status"`
+	// Bytes is the body's size, for the large path only (required there).
+	Bytes int64 `yaml:"bytes"`
+}
+
+// Paths are the app's paths.
+type Paths struct {
+	// Fast is the path whose latency is watched (article A's /fast).
+	Fast Path `yaml:"fast"`
+	// Large is a large response, read slowly by slow readers; required
+	// by requires.slow_readers.
+	Large *Path `yaml:"large"`
+	// Upload takes a POST body, sent slowly by slow uploads; required by
+	// requires.slow_uploads.
+	Upload *Path `yaml:"upload"`
+}
+
+// Limits are per role.
+type Limits struct {
+	App   *RoleLimits `yaml:"app"`
+	Proxy *RoleLimits `yaml:"proxy"`
+}
+
+// RoleLimits are one container's.
+type RoleLimits struct {
+	// CPUs is the CFS quota in cores: 0.1 to 2.
+	CPUs float64 `yaml:"cpus"`
+	// MemoryMiB is the memory limit: 32 to 4096 MiB.
+	MemoryMiB int `yaml:"memory_mib"`
+}
+
+// Requires is what the team requires: for each slow-client behaviour, the
+// number of concurrent slow clients under which the fast path must stay
+// within FastP95Ms (0: not checked), and that bound.
+type Requires struct {
+	SlowReaders       int `yaml:"slow_readers"`
+	SlowUploads       int `yaml:"slow_uploads"`
+	SlowHeaders       int `yaml:"slow_headers"`
+	SilentConnections int `yaml:"silent_connections"`
+	// FastP95Ms bounds the fast path's p95 at every step up to a
+	// requirement; 0 is DefaultFastP95Ms.
+	FastP95Ms float64 `yaml:"fast_p95_ms"`
+}
+
+// DefaultFastP95Ms is the matrix's stall line: a fast path over a second
+// at p95 is stalled.
+const DefaultFastP95Ms = 1000
+
+// P95Ms is FastP95Ms or its default.
+func (r Requires) P95Ms() float64 {
+	if r.FastP95Ms == 0 {
+		return DefaultFastP95Ms
+	}
+	return r.FastP95Ms
+}
+
+// Load reads, decodes and validates the stack file at path; every
+// problem is named, all at once.
+func Load(path string) (File, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return File{}, fmt.Errorf("stack file: %w", err)
+	}
+	f, err := Parse(b, filepath.Dir(path))
+	if err != nil {
+		return File{}, fmt.Errorf("stack file %s: %w", path, err)
+	}
+	f.Path = path
+	return f, nil
+}
+
+// Parse decodes b strictly (unknown keys and a second document are
+// errors) and validates it, relative paths against dir.
+func Parse(b []byte, dir string) (File, error) {
+	var f File
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&f); err != nil {
+		return File{}, fmt.Errorf("not a stack file: %w", err)
+	}
+	var extra any
+	if err := dec.Decode(&extra); err == nil {
+		return File{}, errors.New("a second YAML document: want one stack per file")
+	}
+	f.Dir, f.Source = dir, b
+	return f, f.Validate()
+}

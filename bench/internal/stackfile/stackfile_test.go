@@ -1,0 +1,111 @@
+package stackfile
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const stacks = "../../../fixtures/stacks"
+
+// Every example stack file loads.
+func TestExamplesLoad(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(stacks, "*.yaml"))
+	require.NoError(t, err)
+	require.Len(t, files, 4)
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			s, err := Load(f)
+			require.NoError(t, err)
+			assert.NotEmpty(t, s.Source)
+		})
+	}
+}
+
+// Each bad stack file in fixtures/stacks/bad is refused, before anything
+// starts, with the error its first line names ("# want: ..."): the
+// field, the value and what is accepted.
+func TestBadFilesRefused(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(stacks, "bad", "*.yaml"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 10)
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			want := firstLineWant(t, f)
+			_, err := Load(f)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), want)
+			assert.Contains(t, err.Error(), f, "the error names the file")
+		})
+	}
+}
+
+func firstLineWant(t *testing.T, path string) string {
+	fh, err := os.Open(path)
+	require.NoError(t, err)
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	require.True(t, sc.Scan())
+	want, ok := strings.CutPrefix(sc.Text(), "# want: ")
+	require.True(t, ok, "%s: the first line says what error it wants", path)
+	return want
+}
+
+// Every problem of a file is named at once, one per line.
+func TestAllProblemsAtOnce(t *testing.T) {
+	_, err := Parse([]byte(`
+name: x
+app: {dir: ../../../fixtures/stacks/shop, module: shop:app, server: [gunicorn]}
+proxy: {mode: buffering-on}
+paths: {fast: {path: /healthz, status: 302}}
+limits: {app: {cpus: 0.01, memory_mib: 4}}
+requires: {silent_connections: 2, fast_p95_ms: -1}
+`), ".")
+	require.Error(t, err)
+	for _, want := range []string{"paths.fast.status 302", "limits.app.cpus 0.01", "limits.app.memory_mib 4", "requires.fast_p95_ms -1"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.Equal(t, 4, strings.Count(err.Error(), "\n")+1)
+}
+
+func TestReadServer(t *testing.T) {
+	for _, tc := range []struct {
+		cmd      []string
+		describe string
+		capacity int
+	}{
+		{[]string{"gunicorn", "--workers", "2"}, "2 sync workers", 2},
+		{[]string{"gunicorn"}, "1 sync worker", 1},
+		{[]string{"gunicorn", "-w", "1", "--threads", "4"}, "1 gthread worker x 4 threads", 4},
+		{[]string{"python3", "-m", "gunicorn", "--workers=3", "-k", "gthread", "--threads=2", "app:app"}, "3 gthread workers x 2 threads", 6},
+		{[]string{"gunicorn", "-k", "gevent", "-w", "2"}, "2 gevent workers", 0},
+		{[]string{"gunicorn", "--worker-class", "uvicorn.workers.UvicornWorker"}, "1 uvicorn worker", 0},
+		{[]string{"uwsgi", "--processes", "2"}, "uWSGI, 2 sync processes", 2},
+		{[]string{"uwsgi", "-p", "2", "--threads", "8"}, "uWSGI, 2 processes x 8 threads", 16},
+		{[]string{"uwsgi", "--processes", "2", "--gevent", "100"}, "uWSGI, 2 gevent processes", 200},
+		{[]string{"uvicorn", "--workers", "4"}, "Uvicorn, 4 workers", 0},
+		{[]string{"uvicorn", "--limit-concurrency", "10"}, "Uvicorn, 1 worker", 10},
+		{[]string{"./serve.sh"}, "the server", 0},
+	} {
+		s := ReadServer(tc.cmd)
+		assert.Equal(t, tc.describe, s.Describe(), "%q", tc.cmd)
+		assert.Equal(t, tc.capacity, s.Capacity, "%q", tc.cmd)
+		assert.NotEmpty(t, s.Basis, "%q", tc.cmd)
+	}
+}
+
+// The lab binds the server and names the app itself.
+func TestAppCommand(t *testing.T) {
+	a := App{Module: "shop:app", Server: []string{"gunicorn", "--workers", "2"}}
+	assert.Equal(t, []string{"python3", "-m", "gunicorn", "--bind", "127.0.0.1:8000", "--workers", "2", "shop:app"}, a.Command(8000))
+	a.Server = []string{"uvicorn", "--workers", "2"}
+	assert.Equal(t, []string{"python3", "-m", "uvicorn", "--host", "127.0.0.1", "--port", "8000", "--workers", "2", "shop:app"}, a.Command(8000))
+	a.Server = []string{"uwsgi", "--processes", "2"}
+	assert.Equal(t, []string{"uwsgi", "--plugin", "python311", "--http-socket", "127.0.0.1:8000", "--pythonpath", AppRoot,
+		"--module", "shop:app", "--need-app", "--die-on-term", "--processes", "2"}, a.Command(8000))
+}

@@ -1,0 +1,262 @@
+package stackfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Bounds of a stack file's fields.
+const (
+	// MaxClients bounds each requirement: the check steps to the
+	// requirement plus one, and the matrix's client runs at most 16 slow
+	// clients.
+	MaxClients = 15
+	MaxP95Ms   = 60_000
+	MinCPUs    = 0.1
+	MaxCPUs    = 2
+	MinMemMiB  = 32
+	MaxMemMiB  = 4096
+	// ProxyListen is where NGINX listens in the pod, custom configs too.
+	ProxyListen = "127.0.0.1:8080"
+	// MaxLargeBytes bounds paths.large.bytes: 1 GiB.
+	MaxLargeBytes = 1 << 30
+)
+
+// Programs are the servers an app directory can run under.
+var Programs = []string{"gunicorn", "uwsgi", "uvicorn"}
+
+// bindFlags are the flags the lab sets itself, per program.
+var bindFlags = map[string][]string{
+	"gunicorn": {"-b", "--bind", "--chdir", "--daemon", "-D"},
+	"uwsgi":    {"--http", "--http-socket", "--socket", "-s", "--https", "--module", "--wsgi-file", "-w", "--daemonize"},
+	"uvicorn":  {"--host", "--port", "--uds", "--fd", "--app-dir"},
+}
+
+var (
+	nameRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+	moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$`)
+	envRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+	userRe   = regexp.MustCompile(`^([0-9]+(:[0-9]+)?|[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?)$`)
+	refRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[a-f0-9]{64})?$`)
+)
+
+// Validate names every malformed field, its value and what is accepted.
+func (f File) Validate() error {
+	var errs []error
+	bad := func(field string, value any, want string) {
+		errs = append(errs, fmt.Errorf("%s %s: want %s", field, show(value), want))
+	}
+	if !nameRe.MatchString(f.Name) {
+		bad("name", f.Name, "1 to 40 of a-z, 0-9 and '-', starting with a letter or digit")
+	}
+	switch {
+	case (f.App == nil) == (f.Image == nil):
+		bad("app/image", fmt.Sprintf("%d of them", count(f.App != nil, f.Image != nil)), "exactly one: app (a directory run on the lab's image) or image (your own)")
+	case f.App != nil:
+		f.App.validate(f.Dir, bad)
+	default:
+		f.Image.validate(bad)
+	}
+	f.Proxy.validate(f.Dir, bad)
+	f.Paths.validate(f.Requires, bad)
+	for role, l := range map[string]*RoleLimits{"app": f.Limits.App, "proxy": f.Limits.Proxy} {
+		if l == nil {
+			continue
+		}
+		if l.CPUs < MinCPUs || l.CPUs > MaxCPUs {
+			bad("limits."+role+".cpus", l.CPUs, fmt.Sprintf("%g to %d cores", MinCPUs, MaxCPUs))
+		}
+		if l.MemoryMiB < MinMemMiB || l.MemoryMiB > MaxMemMiB {
+			bad("limits."+role+".memory_mib", l.MemoryMiB, fmt.Sprintf("%d to %d", MinMemMiB, MaxMemMiB))
+		}
+	}
+	if f.Limits.Proxy != nil && f.Proxy.mode() == ProxyNone {
+		bad("limits.proxy", "set", "no proxy limits when proxy.mode is none")
+	}
+	r := f.Requires
+	any := false
+	for field, n := range map[string]int{"slow_readers": r.SlowReaders, "slow_uploads": r.SlowUploads,
+		"slow_headers": r.SlowHeaders, "silent_connections": r.SilentConnections} {
+		if n < 0 || n > MaxClients {
+			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", MaxClients))
+		}
+		any = any || n > 0
+	}
+	if !any {
+		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections above 0")
+	}
+	if r.FastP95Ms < 0 || r.FastP95Ms > MaxP95Ms {
+		bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("0 (the default, %d) to %d", DefaultFastP95Ms, MaxP95Ms))
+	}
+	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
+	return errors.Join(errs...)
+}
+
+func (a *App) validate(dir string, bad func(string, any, string)) {
+	abs := filepath.Join(dir, a.Dir)
+	if st, err := os.Stat(abs); a.Dir == "" || err != nil || !st.IsDir() {
+		bad("app.dir", a.Dir, "a directory, relative to the stack file, that exists")
+	}
+	if !moduleRe.MatchString(a.Module) {
+		bad("app.module", a.Module, `an import path "package.module:callable", e.g. "shop.wsgi:application"`)
+	} else if a.Dir != "" {
+		mod := strings.ReplaceAll(strings.SplitN(a.Module, ":", 2)[0], ".", "/")
+		_, e1 := os.Stat(filepath.Join(abs, mod+".py"))
+		_, e2 := os.Stat(filepath.Join(abs, mod, "__init__.py"))
+		if e1 != nil && e2 != nil {
+			bad("app.module", a.Module, fmt.Sprintf("a module in app.dir (%s.py or %s/__init__.py not found)", mod, mod))
+		}
+	}
+	iface := a.iface()
+	if iface != "wsgi" && iface != "asgi" {
+		bad("app.interface", a.Interface, `"wsgi" (the default) or "asgi"`)
+	}
+	if len(a.Server) == 0 || !slices.Contains(Programs, a.Server[0]) {
+		first := ""
+		if len(a.Server) > 0 {
+			first = a.Server[0]
+		}
+		bad("app.server[0]", first, fmt.Sprintf("one of %q, then its arguments", Programs))
+	} else {
+		prog := a.Server[0]
+		for _, arg := range a.Server[1:] {
+			flag, _, _ := strings.Cut(arg, "=")
+			if slices.Contains(bindFlags[prog], flag) {
+				bad("app.server", arg, fmt.Sprintf("no %s: the lab binds %s to the pod's address and names the app from app.module", flag, prog))
+			}
+		}
+		info := ReadServer(a.Server)
+		switch {
+		case iface == "wsgi" && prog == "uvicorn":
+			bad("app.server[0]", prog, `gunicorn or uwsgi for a WSGI app (uvicorn serves interface: asgi)`)
+		case iface == "asgi" && prog == "uwsgi":
+			bad("app.server[0]", prog, `gunicorn (with -k uvicorn.workers.UvicornWorker) or uvicorn for an ASGI app`)
+		case iface == "asgi" && prog == "gunicorn" && info.Class != "uvicorn":
+			bad("app.server", info.Class+" worker class", "--worker-class uvicorn.workers.UvicornWorker for an ASGI app under gunicorn")
+		}
+	}
+	validEnv("app.env", a.Env, bad)
+}
+
+func (a *App) iface() string {
+	if a.Interface == "" {
+		return "wsgi"
+	}
+	return a.Interface
+}
+
+func (im *Image) validate(bad func(string, any, string)) {
+	if !refRe.MatchString(im.Ref) {
+		bad("image.ref", im.Ref, `an image reference on the engine, e.g. "team/app:1.4" (the lab never pulls)`)
+	}
+	if len(im.Command) == 0 || im.Command[0] == "" {
+		bad("image.command", im.Command, "the server's command and arguments, e.g. [gunicorn, -b, 0.0.0.0:8000, app:app]")
+	}
+	if im.Port < 1024 || im.Port > 65535 || fmt.Sprintf("127.0.0.1:%d", im.Port) == ProxyListen {
+		bad("image.port", im.Port, "the port the command listens on, 1024 to 65535 but 8080 (NGINX's)")
+	}
+	if !userRe.MatchString(im.User) || im.User == "0" || strings.HasPrefix(im.User, "0:") || strings.HasPrefix(im.User, "root") {
+		bad("image.user", im.User, `a non-root user: "uid", "uid:gid" or a name the image knows`)
+	}
+	if im.Workdir != "" && !filepath.IsAbs(im.Workdir) {
+		bad("image.workdir", im.Workdir, "an absolute path, or nothing for the image's own")
+	}
+	validEnv("image.env", im.Env, bad)
+}
+
+func validEnv(field string, env map[string]string, bad func(string, any, string)) {
+	for k := range env {
+		if !envRe.MatchString(k) || strings.HasPrefix(k, "LAB_") {
+			bad(field, k, "variable names of A-Z, a-z, 0-9 and '_', not starting with a digit nor LAB_ (the lab's own)")
+		}
+	}
+}
+
+func (p Proxy) mode() string {
+	if p.Mode == "" {
+		return ProxyNone
+	}
+	return p.Mode
+}
+
+func (p Proxy) validate(dir string, bad func(string, any, string)) {
+	modes := []string{ProxyNone, ProxyBufferingOn, ProxyBufferingOff, ProxyCustom}
+	if !slices.Contains(modes, p.mode()) {
+		bad("proxy.mode", p.Mode, fmt.Sprintf("one of %q", modes))
+		return
+	}
+	if p.mode() != ProxyCustom {
+		if p.Config != "" {
+			bad("proxy.config", p.Config, "only with mode: custom")
+		}
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, p.Config))
+	if p.Config == "" || err != nil {
+		bad("proxy.config", p.Config, "an NGINX config file, relative to the stack file, that exists")
+		return
+	}
+	if len(strings.TrimSpace(string(b))) == 0 {
+		bad("proxy.config", p.Config, "a file with server blocks or an http block, not an empty one")
+	}
+}
+
+func (ps Paths) validate(r Requires, bad func(string, any, string)) {
+	check := func(field string, p Path) {
+		if !strings.HasPrefix(p.Path, "/") || strings.ContainsAny(p.Path, " \t\r\n#") {
+			bad(field+".path", p.Path, "an absolute path with its query if any, no spaces nor fragment")
+		}
+		if p.Status != 0 && (p.Status < 200 || p.Status > 299) {
+			bad(field+".status", p.Status, "a 2xx status, or 0 for 200")
+		}
+	}
+	check("paths.fast", ps.Fast)
+	if ps.Fast.Bytes != 0 {
+		bad("paths.fast.bytes", ps.Fast.Bytes, "nothing: the fast path's body may have any length")
+	}
+	if ps.Large != nil {
+		check("paths.large", *ps.Large)
+		if ps.Large.Status != 0 && ps.Large.Status != 200 {
+			bad("paths.large.status", ps.Large.Status, "200 (a download is a 200 with its whole body)")
+		}
+		if ps.Large.Bytes < 1<<20 || ps.Large.Bytes > MaxLargeBytes {
+			bad("paths.large.bytes", ps.Large.Bytes, fmt.Sprintf("the body's exact size, 1 MiB to %d bytes", MaxLargeBytes))
+		}
+	} else if r.SlowReaders > 0 {
+		bad("paths.large", "missing", "a large path (path, bytes) when requires.slow_readers is above 0")
+	}
+	if ps.Upload != nil {
+		check("paths.upload", *ps.Upload)
+		if ps.Upload.Bytes != 0 {
+			bad("paths.upload.bytes", ps.Upload.Bytes, "nothing: the lab sends 16 MiB bodies")
+		}
+	} else if r.SlowUploads > 0 {
+		bad("paths.upload", "missing", "an upload path when requires.slow_uploads is above 0")
+	}
+}
+
+func count(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// show is a value as an error quotes it.
+func show(v any) string {
+	switch x := v.(type) {
+	case string:
+		return fmt.Sprintf("%q", x)
+	case []string:
+		return fmt.Sprintf("%q", x)
+	}
+	return fmt.Sprint(v)
+}
