@@ -9,7 +9,7 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro deps settings image report bench gate unit soak clean
+.PHONY: test repro check deps settings image report bench gate unit soak clean
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
@@ -37,6 +37,20 @@ repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
 	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
+	exit $$status
+
+## check: put a team's own stack through the resilience matrix, STACK=path/stack.yaml
+## (fixtures/stacks shows the form): validated before anything starts, then
+## one subtest per requirement (TestStack), its verdict and advice printed;
+## JUnit, go test -json, stacks.json and report.html in $(LAB_REPORT_DIR)
+check: deps
+	@[ -n "$(STACK)" ] || { echo "make check: want STACK=path/stack.yaml (fixtures/stacks/*.yaml show the form)" >&2; exit 2; }
+	@LAB_STACK='$(abspath $(STACK))' $(GO) run ./bench/cmd/labsettings
+	mkdir -p $(LAB_REPORT_DIR)
+	status=0; LAB_STACK='$(abspath $(STACK))' LAB_QUIET=1 $(GO) tool gotestsum --format standard-verbose \
+	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
+	  -- -count=1 -timeout 60m -run '^TestStack$$' ./bench || status=$$?; \
+	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
 	exit $$status
 
 ## settings: check every LAB_* setting before anything is written

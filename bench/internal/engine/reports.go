@@ -31,6 +31,7 @@ type Reports struct {
 	throughput []report.Throughput
 	attempted  []string                  // every condition and cell started
 	claims     map[string][]report.Claim // by table: "a", "b"
+	stacks     []report.Stack
 	wrote      bool
 }
 
@@ -225,7 +226,7 @@ func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
 	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
-		for _, t := range []string{"a", "sweep", "matrix", "stream", "b"} {
+		for _, t := range []string{"a", "sweep", "matrix", "stream", "stack", "b"} {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)
@@ -236,6 +237,23 @@ func (r *Reports) writeClaims() error {
 	r.wrote = true
 	r.mu.Unlock()
 	return report.WriteFile(r.dir, "claims.json", report.JSON(all))
+}
+
+// AddStack records a stack check's verdict and rewrites stacks.json.
+func (r *Reports) AddStack(st report.Stack) error {
+	r.mu.Lock()
+	r.stacks = append(r.stacks, st)
+	all := slices.Clone(r.stacks)
+	r.wrote = true
+	r.mu.Unlock()
+	return report.WriteFile(r.dir, "stacks.json", report.JSON(all))
+}
+
+// AddStackEnv records a stack file and its images in environment.json.
+func (r *Reports) AddStackEnv(e report.StackEnv) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.Env.Stacks = append(r.Env.Stacks, e)
 }
 
 // writeEnv writes environment.json.

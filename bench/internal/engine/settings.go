@@ -12,6 +12,7 @@ import (
 
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
+	"wsgilab/bench/internal/stackfile"
 )
 
 // Defaults of Settings.
@@ -49,6 +50,9 @@ type Settings struct {
 	// journal (JournalOff unless set; make repro sets JournalResume, and
 	// make repro FRESH=1 JournalFresh).
 	Resume JournalMode
+	// Stack is LAB_STACK: a team's stack file for TestStack (make check),
+	// loaded and validated here, before anything starts; nil when unset.
+	Stack *stackfile.File
 }
 
 // SafetySettings switch the host safety stop on or off and set it.
@@ -72,6 +76,7 @@ var knownSettings = map[string]string{
 		safety.DefaultThreshold),
 	"LAB_SAFETY_WINDOW": fmt.Sprintf("how long that share must last to trip it, a Go duration from %v to 1m; default %v",
 		2*safety.DefaultInterval, safety.DefaultWindow),
+	"LAB_STACK":  "a stack file (fixtures/stacks/*.yaml shows the form), absolute or relative to the module root: TestStack checks it (make check STACK=...)",
 	"LAB_RESUME": "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
@@ -179,6 +184,16 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", bad("LAB_REPORT_DIR"), err))
 		}
 		s.ReportDir = v
+	}
+	if v, ok := env["LAB_STACK"]; ok {
+		if !filepath.IsAbs(v) {
+			v = filepath.Join(root, v)
+		}
+		f, err := stackfile.Load(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("LAB_STACK: %w", err))
+		}
+		s.Stack = &f
 	}
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)

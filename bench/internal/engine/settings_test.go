@@ -46,6 +46,9 @@ func TestSettingsGood(t *testing.T) {
 
 // Each bad value is one error naming the setting, the value and what is
 // accepted; nothing is written.
+// stacks holds the example and bad stack files.
+var stacks, _ = filepath.Abs("../../../fixtures/stacks")
+
 func TestSettingsBad(t *testing.T) {
 	tmp := t.TempDir()
 	file := filepath.Join(tmp, "a-file")
@@ -82,6 +85,8 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
 		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},
+		{"LAB_STACK=/no/such.yaml", `LAB_STACK: stack file: open /no/such.yaml: no such file or directory`},
+		{"LAB_STACK=" + stacks + "/bad/module.yaml", `LAB_STACK: stack file ` + stacks + `/bad/module.yaml: app.module "shop": want an import path`},
 	}
 	if os.Geteuid() != 0 { // root writes anywhere
 		cases = append(cases, struct{ env, want string }{"LAB_REPORT_DIR=" + readOnly, "cannot write in " + readOnly})
@@ -118,4 +123,16 @@ func TestServersBMatchTheVerdicts(t *testing.T) {
 	}
 	assert.Equal(t, verdict.AllBServers, ids)
 	require.NoError(t, ValidateAll(ArticleA))
+}
+
+// LAB_STACK is a stack file, relative to the module root or absolute,
+// loaded and validated with the other settings.
+func TestStackSetting(t *testing.T) {
+	root, err := filepath.Abs("../../..")
+	require.NoError(t, err)
+	s, err := ParseSettings([]string{"LAB_STACK=fixtures/stacks/sync.yaml"}, root)
+	require.NoError(t, err)
+	require.NotNil(t, s.Stack)
+	assert.Equal(t, "shop-sync", s.Stack.Name)
+	assert.Equal(t, filepath.Join(root, "fixtures/stacks"), s.Stack.Dir)
 }

@@ -47,11 +47,14 @@ type files struct {
 	// matrix is matrix.json; its own conditions (ids "matrix-…" and
 	// "capacity-…") are kept out of conditions too.
 	matrix *report.Matrix
+	// stacks is stacks.json, the stack checks; their steps (ids
+	// "stack-…") are kept out of conditions as well.
+	stacks []report.Stack
 }
 
 // reportFiles are the files load reads; a directory needs one of them.
 var reportFiles = []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "claims.json",
-	"series.json", "environment.json", "sweep.json", "matrix.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
+	"series.json", "environment.json", "sweep.json", "matrix.json", "stacks.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
 	"test.json"}
 
 // load reads the report files of dir. Each may be absent (an article B
@@ -83,6 +86,7 @@ func load(dir string) (*files, error) {
 		{"downloads.json", &f.downloads},
 		{"claims.json", &f.claims},
 		{"throughput.json", &f.throughput},
+		{"stacks.json", &f.stacks},
 	} {
 		if _, err := readJSON(dir, o.name, o.v); err != nil {
 			return nil, err
@@ -91,7 +95,8 @@ func load(dir string) (*files, error) {
 	if f.conditions != nil {
 		var article []report.Condition
 		for _, c := range f.conditions {
-			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") {
+			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") &&
+				!strings.HasPrefix(c.ID, "stack-") {
 				article = append(article, c)
 			}
 		}

@@ -27,6 +27,7 @@ type page struct {
 	Waits           waitsView
 	Sweep           sweepView
 	Matrix          matrixView
+	Stacks          []stackView
 	ArticleB        articleBView
 	Env             envView
 	Tests           testsView
@@ -69,6 +70,7 @@ func build(f *files) page {
 		Waits:           buildWaits(f),
 		Sweep:           buildSweep(f),
 		Matrix:          buildMatrix(f.matrix),
+		Stacks:          buildStacks(f.stacks),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),
 		Tests:           buildTests(f.tests),

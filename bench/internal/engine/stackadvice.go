@@ -1,0 +1,143 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/fixtures"
+)
+
+// pathPhrases name the matrix's paths in advice.
+var pathPhrases = map[string]string{
+	Direct.ID:              "direct",
+	NginxOff.ID:            "behind NGINX with proxy_buffering off",
+	NginxOn.ID:             "behind NGINX with proxy_buffering on",
+	NginxOnStreamedBody.ID: "behind NGINX with proxy_buffering on but proxy_request_buffering off",
+	"nginx-custom":         "behind your NGINX config",
+}
+
+// StackAdvice is one sentence for st, taken from the matrix m: for each
+// behaviour that failed, where the stack stalled and what protected every
+// cell of that column in m; for a stack that passed, what held.
+func StackAdvice(st report.Stack, m *report.Matrix) string {
+	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrases[st.Path])
+	if st.Baseline.State != stateHeld {
+		return fmt.Sprintf("%s misses %g ms at p95 with no slow client at all (baseline %s): fix the fast path first.", who, st.FastP95Ms, st.Baseline.State)
+	}
+	var failed, held []string
+	for _, b := range st.Behaviours {
+		if b.Pass {
+			held = append(held, b.Text)
+			continue
+		}
+		clause := b.Text
+		if st.Capacity > 0 && b.StallsAt == st.Capacity && !strings.HasPrefix(st.Path, "nginx") {
+			clause += fmt.Sprintf(", its capacity (%s): each held a request slot", st.Basis)
+		}
+		if p := protectors(m, b.Column, b.Noun); p != "" {
+			clause += "; " + p
+		}
+		failed = append(failed, clause)
+	}
+	if len(failed) == 0 {
+		s := fmt.Sprintf("%s held every requirement: %s", who, strings.Join(held, ", "))
+		b := st.Behaviours[0]
+		if p := protectors(m, b.Column, b.Noun); st.Path != Direct.ID && strings.Contains(p, strings.TrimPrefix(pathPhrases[st.Path], "behind ")+" kept") {
+			s += "; " + p
+		}
+		return s + "."
+	}
+	return fmt.Sprintf("%s %s.", who, strings.Join(failed, "; and "))
+}
+
+// protectors says what protected every cell of column col in m ("in our
+// matrix, NGINX with proxy_buffering on kept every server setup protected
+// from 2 slow readers, and uvicorn-2 was protected on every path"): the
+// paths on which every row was protected, then the rows protected on
+// every path; empty when m has no such column or nothing protected all.
+func protectors(m *report.Matrix, col, noun string) string {
+	if m == nil {
+		return ""
+	}
+	i := slices.IndexFunc(m.Columns, func(c report.MatrixColumn) bool { return c.ID == col })
+	if i < 0 {
+		return ""
+	}
+	column := m.Columns[i]
+	cells := map[[2]string]string{}
+	for _, c := range m.Cells {
+		if c.Column == col {
+			cells[[2]string{c.Row, c.Path}] = c.Class
+		}
+	}
+	rows := column.Rows
+	if len(rows) == 0 {
+		for _, r := range m.Rows {
+			rows = append(rows, r.ID)
+		}
+	}
+	// every is true when every one of keys ran and was protected.
+	every := func(keys [][2]string) bool {
+		for _, k := range keys {
+			if cells[k] != report.ClassProtected {
+				return false
+			}
+		}
+		return len(keys) > 0
+	}
+	var paths, setups []string
+	for _, p := range column.Paths {
+		var keys [][2]string
+		for _, r := range rows {
+			keys = append(keys, [2]string{r, p})
+		}
+		if p != Direct.ID && every(keys) {
+			paths = append(paths, strings.TrimPrefix(pathPhrases[p], "behind "))
+		}
+	}
+	for _, r := range rows {
+		var keys [][2]string
+		for _, p := range column.Paths {
+			keys = append(keys, [2]string{r, p})
+		}
+		if every(keys) {
+			setups = append(setups, r)
+		}
+	}
+	var parts []string
+	if len(paths) > 0 {
+		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s", strings.Join(paths, " or "), column.Clients, noun))
+	}
+	switch len(setups) {
+	case 0:
+	case 1:
+		parts = append(parts, setups[0]+" was protected on every path")
+	default:
+		parts = append(parts, list(setups)+" were protected on every path")
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "in our matrix, " + strings.Join(parts, ", and ")
+}
+
+// list joins "a", "a and b", "a, b and c".
+func list(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}
+
+// OurMatrix is the matrix of the series in fixtures/report, the one the
+// README's protection section shows.
+func OurMatrix() (*report.Matrix, error) {
+	var m report.Matrix
+	if err := json.Unmarshal(fixtures.Matrix, &m); err != nil {
+		return nil, fmt.Errorf("engine: fixtures' matrix.json: %w", err)
+	}
+	return &m, nil
+}

@@ -1,0 +1,191 @@
+package engine
+
+import (
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/stackfile"
+	"wsgilab/bench/internal/verdict"
+	"wsgilab/nginxconf"
+)
+
+// A stack check puts a team's stack file (package stackfile) through the
+// matrix's columns its requirements name: its server is one more matrix
+// row, on one path (direct, NGINX from the lab's template, or the team's
+// own NGINX config), stepped 0, 1, 2, … up to each requirement plus one.
+
+// StackBehaviour is one required slow-client behaviour: a matrix column.
+type StackBehaviour struct {
+	Column Column
+	// Noun names its clients in sentences ("slow readers").
+	Noun     string
+	Required int
+}
+
+// StackCheck is a stack file made conditions.
+type StackCheck struct {
+	File stackfile.File
+	// Row is the stack's server as a matrix row; Server.Image is empty
+	// until the app image is known (WithImage).
+	Row  Row
+	Info stackfile.ServerInfo
+	Path Path
+	// Target are its paths and statuses.
+	Target Target
+	// AppLimits and ProxyLimits are the file's, nil for article A's.
+	AppLimits, ProxyLimits *podspec.Limits
+	Behaviours             []StackBehaviour
+}
+
+// stackColumns are the columns a stack file can require, with their
+// nouns, in the order of its requires block.
+var stackColumns = []struct {
+	col  Column
+	noun string
+	req  func(stackfile.Requires) int
+}{
+	{SlowRead, "slow readers", func(r stackfile.Requires) int { return r.SlowReaders }},
+	{SlowUpload, "slow uploads", func(r stackfile.Requires) int { return r.SlowUploads }},
+	{SlowHeaders, "slow-header clients", func(r stackfile.Requires) int { return r.SlowHeaders }},
+	{Silent, "silent connections", func(r stackfile.Requires) int { return r.SilentConnections }},
+}
+
+// NewStackCheck makes f's check. f must be valid (stackfile.Load); a
+// custom NGINX config is read here.
+func NewStackCheck(f stackfile.File) (StackCheck, error) {
+	if err := f.Validate(); err != nil {
+		return StackCheck{}, err
+	}
+	sc := StackCheck{File: f}
+	var srv podspec.Server
+	if a := f.App; a != nil {
+		srv = podspec.Server{Cmd: a.Command(podspec.AppPort), Dir: stackfile.AppRoot, Env: env(a.Env), ReadyPath: f.Paths.Fast.Path}
+		sc.Info = stackfile.ReadServer(a.Server)
+	} else {
+		im := f.Image
+		srv = podspec.Server{Image: im.Ref, Cmd: im.Command, Dir: im.Workdir, User: im.User, Port: im.Port, Env: env(im.Env),
+			ReadyPath: f.Paths.Fast.Path}
+		sc.Info = stackfile.ReadServer(im.Command)
+	}
+	srv.ID = "stack-" + f.Name
+	sc.Row = Row{ID: f.Name, Server: srv, Concurrency: sc.Info.Capacity, Basis: sc.Info.Basis}
+
+	switch f.Proxy.Mode {
+	case "", stackfile.ProxyNone:
+		sc.Path = Direct
+	case stackfile.ProxyBufferingOn:
+		sc.Path = NginxOn
+	case stackfile.ProxyBufferingOff:
+		sc.Path = NginxOff
+	case stackfile.ProxyCustom:
+		b, err := os.ReadFile(filepath.Join(f.Dir, f.Proxy.Config))
+		if err != nil {
+			return StackCheck{}, fmt.Errorf("stack file: proxy.config: %w", err)
+		}
+		c := nginxconf.New()
+		c.Custom = string(b)
+		sc.Path = Path{ID: "nginx-custom", Proxy: &c}
+	}
+
+	p := f.Paths
+	sc.Target = Target{FastPath: p.Fast.Path, FastStatus: p.Fast.Status}
+	if p.Large != nil {
+		sc.Target.LargePath, sc.Target.LargeBytes = p.Large.Path, p.Large.Bytes
+	}
+	if p.Upload != nil {
+		sc.Target.UploadPath, sc.Target.UploadStatus = p.Upload.Path, p.Upload.Status
+	}
+	lim := func(l *stackfile.RoleLimits) *podspec.Limits {
+		if l == nil {
+			return nil
+		}
+		return &podspec.Limits{CPUs: l.CPUs, Memory: int64(l.MemoryMiB) << 20}
+	}
+	sc.AppLimits, sc.ProxyLimits = lim(f.Limits.App), lim(f.Limits.Proxy)
+
+	for _, sc2 := range stackColumns {
+		if n := sc2.req(f.Requires); n > 0 {
+			sc.Behaviours = append(sc.Behaviours, StackBehaviour{Column: sc2.col, Noun: sc2.noun, Required: n})
+		}
+	}
+	if sc.Row.Concurrency == 0 { // none the lab can read: from the requirement
+		for _, b := range sc.Behaviours {
+			sc.Row.Concurrency = max(sc.Row.Concurrency, b.Required)
+		}
+		sc.Row.Basis += "; taken from the largest requirement"
+	}
+	return sc, nil
+}
+
+func env(m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, k+"="+m[k])
+	}
+	return out
+}
+
+// WithImage is sc with its app running imageRef (the image built from an
+// app directory; a team's own image is set already).
+func (sc StackCheck) WithImage(imageRef string) StackCheck {
+	sc.Row.Server.Image = imageRef
+	return sc
+}
+
+// StackBaselineID and StackStepID are a stack check's condition ids.
+func StackBaselineID(name string) string { return "stack-" + name + "-baseline" }
+func StackStepID(name string, col Column, n int) string {
+	return fmt.Sprintf("stack-%s-%s-%d", name, col.ID, n)
+}
+
+// Baseline is the check's step 0: the fast path alone.
+func (sc StackCheck) Baseline() Condition {
+	return sc.condition(StackBaselineID(sc.File.Name), SlowRead, 0)
+}
+
+// Step is n slow clients of b.
+func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
+	return sc.condition(StackStepID(sc.File.Name, b.Column, n), b.Column, n)
+}
+
+func (sc StackCheck) condition(id string, col Column, n int) Condition {
+	c := Condition{ID: id, Server: sc.Row.Server, Path: sc.Path, TCP: Stock, ClientCPUs: ClientCPUsFor(n),
+		AppLimits: sc.AppLimits, ProxyLimits: sc.ProxyLimits}
+	col.Apply(&c, n)
+	t := sc.Target
+	c.Target = &t
+	if n > 0 && col.ID == SlowRead.ID {
+		c.BodyBytes = t.LargeBytes
+	}
+	return c
+}
+
+// MaxStep is the last step of b: its requirement plus one.
+func (b StackBehaviour) MaxStep() int { return b.Required + 1 }
+
+// StackVerdictID is the claim (and subtest) of the requirement of the
+// stack name under column.
+func StackVerdictID(name, column string) string {
+	return fmt.Sprintf("stack-%s-%s-requirement", name, column)
+}
+
+// Verdicts are the check's requirements, one per behaviour: the fast path
+// holds its bound at every step up to the requirement.
+func (sc StackCheck) Verdicts() []verdict.Verdict {
+	var vs []verdict.Verdict
+	for _, b := range sc.Behaviours {
+		var steps []string
+		for n := 1; n <= b.MaxStep(); n++ {
+			steps = append(steps, sc.Step(b, n).ID)
+		}
+		vs = append(vs, verdict.Verdict{ID: StackVerdictID(sc.File.Name, b.Column.ID), Kind: verdict.Lab, Unit: "slow clients",
+			Text: fmt.Sprintf("%s: the fast path %s stays under %g ms p95, nothing failing, with up to %d %s",
+				sc.File.Name, sc.File.Paths.Fast.Path, sc.File.Requires.P95Ms(), b.Required, b.Noun),
+			Check: verdict.StackRequirement(sc.Baseline().ID, steps, b.Required, sc.File.Requires.P95Ms())})
+	}
+	return vs
+}

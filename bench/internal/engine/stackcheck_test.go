@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stackfile"
+)
+
+func loadStack(t *testing.T, name string) StackCheck {
+	t.Helper()
+	f, err := stackfile.Load("../../../fixtures/stacks/" + name)
+	require.NoError(t, err)
+	sc, err := NewStackCheck(f)
+	require.NoError(t, err)
+	return sc
+}
+
+// An example stack's conditions are valid and aim the load at the team's
+// paths on the team's server.
+func TestStackConditions(t *testing.T) {
+	sc := loadStack(t, "sync.yaml").WithImage("wsgilab-stack:abc")
+	assert.Equal(t, "2 sync workers", sc.Info.Describe())
+	assert.Equal(t, 2, sc.Row.Concurrency)
+	require.Len(t, sc.Behaviours, 1)
+	b := sc.Behaviours[0]
+	assert.Equal(t, SlowRead.ID, b.Column.ID)
+	assert.Equal(t, 3, b.MaxStep())
+
+	base, step := sc.Baseline(), sc.Step(b, 2)
+	for _, c := range []Condition{base, step} {
+		require.NoError(t, c.Validate())
+	}
+	assert.Equal(t, "stack-shop-sync-baseline", base.ID)
+	assert.Equal(t, "stack-shop-sync-slow-read-2", step.ID)
+	assert.Equal(t, []string{"python3", "-m", "gunicorn", "--bind", "127.0.0.1:8000", "--workers", "2", "shop:app"}, step.Server.Cmd)
+	assert.Equal(t, "wsgilab-stack:abc", step.Pod("lab:1").Server.Image)
+	spec := step.Load("http://127.0.0.1:8000", "x")
+	assert.Equal(t, "http://127.0.0.1:8000/healthz", spec.FastURL)
+	assert.EqualValues(t, load.AnyLength, spec.FastBodyBytes)
+	assert.Equal(t, "http://127.0.0.1:8000/export", spec.LargeURL)
+	assert.EqualValues(t, 16<<20, spec.LargeSize)
+	assert.Equal(t, 2, spec.Downloads)
+
+	// The team's own image on its own port, behind nothing; its steps.
+	im := loadStack(t, "image.yaml")
+	assert.Equal(t, "1 gthread worker x 4 threads", im.Info.Describe())
+	p := im.Step(im.Behaviours[0], 1).Pod("lab:1")
+	assert.Equal(t, "wsgilab-example/shop:1", p.Server.Image)
+	assert.Equal(t, 9000, p.Server.ListenPort())
+	assert.Equal(t, "1000:1000", p.Server.User)
+	assert.Equal(t, "/healthz", p.Server.Ready())
+	require.Len(t, im.Behaviours, 1)
+	assert.Equal(t, load.KindSilent, im.Step(im.Behaviours[0], 3).SlowKind)
+
+	// Several behaviours come in the requires block's order.
+	f := im.File
+	f.Requires.SlowHeaders = 1
+	two, err := NewStackCheck(f)
+	require.NoError(t, err)
+	require.Len(t, two.Behaviours, 2)
+	assert.Equal(t, []string{SlowHeaders.ID, Silent.ID}, []string{two.Behaviours[0].Column.ID, two.Behaviours[1].Column.ID})
+	assert.Equal(t, 4, two.Row.Concurrency, "the image's 1 x 4 threads, read off its command")
+
+	// Behind NGINX, with the file's limits.
+	ng := loadStack(t, "nginx-buffered.yaml")
+	c := ng.Step(ng.Behaviours[0], 1)
+	require.NoError(t, c.Validate())
+	pod := c.Pod("lab:1")
+	require.NotNil(t, pod.Proxy)
+	assert.True(t, pod.Proxy.Buffering)
+	assert.EqualValues(t, 128<<20, pod.ProxyLimits.Memory)
+
+	vs := sc.Verdicts()
+	require.Len(t, vs, 1)
+	assert.Equal(t, "stack-shop-sync-slow-read-requirement", vs[0].ID)
+	assert.Equal(t, []string{"stack-shop-sync-baseline"}, vs[0].Check.Needs())
+}
+
+// The server's port reaches NGINX's upstream.
+func TestStackUpstreamPort(t *testing.T) {
+	sc := loadStack(t, "image.yaml")
+	sc.Path = NginxOn
+	pod := sc.Baseline().Pod("lab:1")
+	assert.Equal(t, "127.0.0.1:9000", pod.Proxy.Upstream)
+	assert.Equal(t, "127.0.0.1:8000", NginxOn.Proxy.Upstream, "the shared path is not changed")
+}
+
+// The verdict's wording, on the matrix of fixtures/report.
+func TestStackAdvice(t *testing.T) {
+	m, err := OurMatrix()
+	require.NoError(t, err)
+	step := func(n int, state string, p95 float64) report.StackStep {
+		return report.StackStep{Clients: n, State: state, P95Ms: p95}
+	}
+	claim := func(held int, holds bool) report.Claim {
+		return report.Claim{Evaluated: true, Measured: float64(held), Holds: holds}
+	}
+	sync := report.Stack{Name: "shop-sync", Server: "2 sync workers", Path: "direct", Capacity: 2, Basis: "--workers 2, one request each",
+		FastP95Ms: 50, Baseline: step(0, "held", 1.6),
+		Behaviours: []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 2,
+			Steps: []report.StackStep{step(1, "held", 1.7), step(2, "broken", 5900)}}}}
+	got := FoldStack(sync, []report.Claim{claim(1, false)}, m)
+	assert.False(t, got.Pass)
+	assert.Equal(t, "stalls at 2 slow readers", got.Behaviours[0].Text)
+	assert.Equal(t, 2, got.Behaviours[0].StallsAt)
+	assert.Equal(t, "Your stack (2 sync workers, direct) stalls at 2 slow readers, its capacity (--workers 2, one request each): "+
+		"each held a request slot; in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers, "+
+		"and gunicorn-gthread-1x4, gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2 and uwsgi-2-file-offload-2 were protected on every path.",
+		got.Advice)
+
+	ng := sync
+	ng.Name, ng.Path = "shop-nginx", "nginx-on"
+	ng.Behaviours = []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 2,
+		Steps: []report.StackStep{step(1, "held", 2), step(2, "held", 2.3), step(3, "held", 2.4)}}}
+	got = FoldStack(ng, []report.Claim{claim(3, true)}, m)
+	assert.True(t, got.Pass)
+	assert.Equal(t, "none up to 3 slow readers", got.Behaviours[0].Text)
+	assert.Equal(t, "Your stack (2 sync workers, behind NGINX with proxy_buffering on) held every requirement: none up to 3 slow readers; "+
+		"in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers, and gunicorn-gthread-1x4, "+
+		"gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2 and uwsgi-2-file-offload-2 were protected on every path.", got.Advice)
+
+	broken := sync
+	broken.Baseline = step(0, "broken", 300)
+	got = FoldStack(broken, []report.Claim{claim(-1, false)}, m)
+	assert.False(t, got.Pass)
+	assert.Equal(t, "Your stack (2 sync workers, direct) misses 50 ms at p95 with no slow client at all (baseline broken): fix the fast path first.", got.Advice)
+
+	missing := sync
+	got = FoldStack(missing, []report.Claim{{Status: report.StatusMissing}}, m)
+	assert.False(t, got.Pass, "a requirement without data never passes")
+	assert.Equal(t, -1, got.Behaviours[0].HeldUpTo)
+}

@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stack"
+	"wsgilab/bench/internal/stackfile"
+	"wsgilab/bench/internal/verdict"
+)
+
+// RunStack runs sc's check: its baseline (no slow client), then each
+// behaviour's steps 1, 2, … up to its requirement plus one, stopping at
+// the first step that broke. A step is one run; one that broke gets a
+// second, and a tie a third, so that one noisy run decides nothing. The
+// runs land in the series' reports; sc's requirements are judged as the
+// "stack" table of claims.json. m is the matrix the advice is taken from.
+func (l *Lab) RunStack(t stack.TB, sc StackCheck, m *report.Matrix) (report.Stack, error) {
+	t.Helper()
+	bound := sc.File.Requires.P95Ms()
+	st := report.Stack{Name: sc.File.Name, Server: sc.Info.Describe(), Path: sc.Path.ID, Capacity: sc.Row.Concurrency,
+		Basis: sc.Row.Basis, FastP95Ms: bound}
+	base, err := l.runStep(t, sc.Baseline(), 0, bound)
+	if err != nil {
+		return st, err
+	}
+	st.Baseline = base
+	for _, b := range sc.Behaviours {
+		sb := report.StackBehaviour{Column: b.Column.ID, Noun: b.Noun, Required: b.Required, Steps: []report.StackStep{}}
+		if base.State == stateHeld {
+			for n := 1; n <= b.MaxStep(); n++ {
+				step, err := l.runStep(t, sc.Step(b, n), n, bound)
+				if err != nil {
+					return st, err
+				}
+				sb.Steps = append(sb.Steps, step)
+				if step.State != stateHeld {
+					break
+				}
+			}
+		}
+		st.Behaviours = append(st.Behaviours, sb)
+	}
+	claims, err := l.Reports.Evaluate("stack", sc.Verdicts())
+	if err != nil {
+		return st, err
+	}
+	return FoldStack(st, claims, m), nil
+}
+
+// Step states as report.StackStep names them.
+const (
+	stateHeld   = "held"
+	stateBroken = "broken"
+	stateNoData = "no data"
+)
+
+// runStep runs c once, or twice or three times (RunStack), and reports it.
+func (l *Lab) runStep(t stack.TB, c Condition, n int, bound float64) (report.StackStep, error) {
+	t.Helper()
+	var s report.Condition
+	for k := 1; k <= 3; k++ {
+		if _, err := l.RunA(t, c, k); err != nil {
+			return report.StackStep{}, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
+		}
+		i := slices.IndexFunc(l.Reports.Conditions(), func(x report.Condition) bool { return x.ID == c.ID })
+		s = l.Reports.Conditions()[i]
+		state, _, err := verdict.Step(s, bound)
+		if err == nil && (state == verdict.StepHeld || (state == verdict.StepBroken && k >= 2)) {
+			break
+		}
+	}
+	return stepOf(s, n, bound), nil
+}
+
+// stepOf is a step's report from its condition's summary.
+func stepOf(s report.Condition, n int, bound float64) report.StackStep {
+	step := report.StackStep{Clients: n, Condition: s.ID, P95Ms: s.P95Ms, P95MsRuns: s.P95MsRuns, RunsSound: s.RunsSound, RunsTotal: s.RunsTotal}
+	state, _, err := verdict.Step(s, bound)
+	switch {
+	case errors.Is(err, verdict.ErrNoStepData) || state == verdict.StepUndecided:
+		step.State = stateNoData
+	case state == verdict.StepHeld:
+		step.State = stateHeld
+	default:
+		step.State = stateBroken
+	}
+	var failed []string
+	if f := s.RequestsTotal - s.RequestsOK; f > 0 {
+		failed = append(failed, fmt.Sprintf("%d of %d fast requests failed", f, s.RequestsTotal))
+	}
+	if f := s.DownloadsTotal - s.DownloadsComplete; f > 0 {
+		failed = append(failed, fmt.Sprintf("%d of %d slow clients not served", f, s.DownloadsTotal))
+	}
+	step.Failed = strings.Join(failed, "; ")
+	return step
+}
+
+// FoldStack completes st from its requirements' claims (one per
+// behaviour, in order): what held, where it stalled, PASS or FAIL, and the
+// advice from m.
+func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.Stack {
+	st.Pass = len(st.Behaviours) > 0
+	for i := range st.Behaviours {
+		b := &st.Behaviours[i]
+		b.HeldUpTo = -1
+		if i < len(claims) && claims[i].Evaluated {
+			b.HeldUpTo, b.Pass = int(claims[i].Measured), claims[i].Holds
+		}
+		for _, s := range b.Steps {
+			if s.State != stateHeld {
+				b.StallsAt = s.Clients
+				break
+			}
+		}
+		switch {
+		case st.Baseline.State != stateHeld:
+			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client (baseline: %s)", st.FastP95Ms, st.Baseline.State)
+		case b.StallsAt > 0 && slices.ContainsFunc(b.Steps, func(s report.StackStep) bool { return s.State == stateNoData }):
+			b.Text = fmt.Sprintf("no data at %d %s: the lab could not measure that step", b.StallsAt, b.Noun)
+		case b.StallsAt > 0:
+			b.Text = fmt.Sprintf("stalls at %d %s", b.StallsAt, b.Noun)
+		default:
+			b.Text = fmt.Sprintf("none up to %d %s", len(b.Steps), b.Noun)
+		}
+		st.Pass = st.Pass && b.Pass
+	}
+	st.Advice = StackAdvice(st, m)
+	return st
+}
+
+// CheckStack checks the stack file f: its app image found on the engine
+// (a team's own, never pulled) or built from its app directory on the lab
+// image; its own NGINX config through nginx -t; then RunStack against the
+// matrix of fixtures/report. All of that happens before its first run, so
+// a bad image or config starts nothing. The verdict goes to stacks.json,
+// the file and images to environment.json.
+func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
+	t.Helper()
+	sc, err := NewStackCheck(f)
+	if err != nil {
+		return report.Stack{}, err
+	}
+	eng := l.Session.Pool().Client
+	var app report.Image
+	if f.App != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
+		defer cancel()
+		app, err = image.EnsureApp(ctx, eng, l.Image, os.DirFS(filepath.Join(f.Dir, f.App.Dir)), stackfile.AppRoot, "")
+		if err != nil {
+			return report.Stack{}, err
+		}
+		sc = sc.WithImage(app.Ref)
+	} else if app, err = image.Inspect(eng, f.Image.Ref); err != nil {
+		return report.Stack{}, fmt.Errorf("stack file %s: image.ref: %w", f.Name, err)
+	}
+	if p := sc.Path.Proxy; p != nil && p.Custom != "" {
+		if err := stack.NginxTest(l.Session, l.Image, *p); err != nil {
+			return report.Stack{}, fmt.Errorf("stack file %s: proxy.config %s: %w", f.Name, f.Proxy.Config, err)
+		}
+	}
+	lab, err := image.Inspect(eng, l.Image)
+	if err != nil {
+		return report.Stack{}, err
+	}
+	l.Reports.AddStackEnv(report.StackEnv{Name: f.Name, File: f.Path, Source: string(f.Source), Images: []report.Image{app, lab}})
+	m, err := OurMatrix()
+	if err != nil {
+		return report.Stack{}, err
+	}
+	st, err := l.RunStack(t, sc, m)
+	if err != nil {
+		return st, err
+	}
+	return st, l.Reports.AddStack(st)
+}
+
+// DefaultStackBuildWait bounds the build of a stack's app image.
+const DefaultStackBuildWait = 5 * time.Minute

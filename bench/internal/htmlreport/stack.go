@@ -1,0 +1,58 @@
+package htmlreport
+
+import (
+	"fmt"
+	"strings"
+
+	"wsgilab/bench/internal/report"
+)
+
+// stackView is one stack check of stacks.json.
+type stackView struct {
+	Name, Server, Path, Capacity, Bound, Verdict, Advice string
+	Pass                                                bool
+	Baseline                                            string
+	Behaviours                                          []stackBehaviourView
+}
+
+type stackBehaviourView struct {
+	Noun, Text, Steps string
+	Required          int
+	Pass              bool
+}
+
+// buildStacks shows each stack check: its verdict per behaviour, the
+// steps behind it, and the advice.
+func buildStacks(stacks []report.Stack) []stackView {
+	var out []stackView
+	for _, s := range stacks {
+		v := stackView{Name: s.Name, Server: s.Server, Path: s.Path, Capacity: fmt.Sprintf("%d (%s)", s.Capacity, s.Basis),
+			Bound: fmt.Sprintf("%g ms", s.FastP95Ms), Pass: s.Pass, Verdict: "FAIL", Advice: s.Advice, Baseline: stepText(s.Baseline)}
+		if s.Pass {
+			v.Verdict = "PASS"
+		}
+		for _, b := range s.Behaviours {
+			var steps []string
+			for _, st := range b.Steps {
+				steps = append(steps, stepText(st))
+			}
+			v.Behaviours = append(v.Behaviours, stackBehaviourView{Noun: b.Noun, Text: b.Text, Required: b.Required, Pass: b.Pass,
+				Steps: strings.Join(steps, "; ")})
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+// stepText is "2: p95 5965 ms (broken; runs 5965 ms, 5964 ms)".
+func stepText(st report.StackStep) string {
+	var runs []string
+	for _, p := range st.P95MsRuns {
+		runs = append(runs, num(p)+" ms")
+	}
+	s := fmt.Sprintf("%d: p95 %s ms (%s; runs %s)", st.Clients, num(st.P95Ms), st.State, strings.Join(runs, ", "))
+	if st.Failed != "" {
+		s += "; " + st.Failed
+	}
+	return s
+}

@@ -1,0 +1,101 @@
+package verdict
+
+import (
+	"errors"
+	"fmt"
+
+	"wsgilab/bench/internal/report"
+)
+
+// A stack check (a team's stack file, package stackfile) steps the number
+// of concurrent slow clients of each behaviour it requires, 0, 1, 2, …,
+// and stops at the first step at which the fast path breaks its bound.
+// The functions here decide a step and a requirement from the steps'
+// condition summaries, for the engine's stepping and for the claims.
+
+// StepState is what a step's runs say.
+type StepState int
+
+const (
+	// StepHeld: most of the step's sound runs served every /fast request
+	// and slow client, with /fast p95 within the bound.
+	StepHeld StepState = iota
+	// StepBroken: most of them failed something or went over the bound.
+	StepBroken
+	// StepUndecided: as many held as broke; one more run decides.
+	StepUndecided
+)
+
+// ErrNoStepData is a step with no sound run: the lab could not measure it.
+var ErrNoStepData = errors.New("no sound run")
+
+// Step decides a step on its condition summary s against boundMs: each
+// sound run either held (valid, p95 within the bound) or broke (a /fast
+// request or a slow client failed, or p95 over the bound); the majority
+// decides. measured is the median p95 of its valid runs (0 when none).
+func Step(s report.Condition, boundMs float64) (state StepState, measured float64, err error) {
+	if s.RunsSound == 0 {
+		return StepBroken, 0, ErrNoStepData
+	}
+	held := 0
+	for _, p := range s.P95MsRuns {
+		if p <= boundMs {
+			held++
+		}
+	}
+	broke := s.RunsSound - held
+	switch {
+	case held > broke:
+		return StepHeld, s.P95Ms, nil
+	case broke > held:
+		return StepBroken, s.P95Ms, nil
+	}
+	return StepUndecided, s.P95Ms, nil
+}
+
+// StackRequirement holds when the fast path held its bound at every step
+// from baseline (0 slow clients) up to required slow clients: steps[n-1]
+// is the condition of n clients. Steps past the first broken one are
+// never run, and need not be; a step missing before any broke, or one
+// without a sound run or still undecided, is missing data. The measured
+// value is the most slow clients under which it held (-1 when even the
+// baseline broke).
+func StackRequirement(baseline string, steps []string, required int, boundMs float64) Check {
+	return stackReq{baseline, steps, required, boundMs}
+}
+
+type stackReq struct {
+	baseline string
+	steps    []string
+	required int
+	bound    float64
+}
+
+func (r stackReq) Needs() []string { return []string{r.baseline} }
+
+func (r stackReq) Eval(d Data) (Outcome, error) {
+	th := fmt.Sprintf(">= %d (fast p95 <= %g ms and nothing failed at every step up to it)", r.required, r.bound)
+	ids := append([]string{r.baseline}, r.steps...)
+	held := -1
+	for n, id := range ids {
+		s, ok := d.Conditions[id]
+		if !ok {
+			if n > r.required {
+				break // stepping may stop past the requirement
+			}
+			return Outcome{}, fmt.Errorf("step %d (%s) did not run, and no earlier step broke", n, id)
+		}
+		state, _, err := Step(s, r.bound)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("step %d (%s): %w", n, id, err)
+		}
+		if state == StepUndecided {
+			return Outcome{}, fmt.Errorf("step %d (%s): as many runs held as broke", n, id)
+		}
+		if state == StepBroken {
+			break
+		}
+		held = n
+	}
+	return Outcome{Measured: float64(held), Threshold: th, Holds: held >= r.required}, nil
+}

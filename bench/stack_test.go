@@ -1,0 +1,76 @@
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/stackfile"
+)
+
+// exampleStacks are fixtures/stacks' stack files and the verdict each must
+// get, behaviour by behaviour (report.StackBehaviour.Text).
+var exampleStacks = []struct {
+	file  string
+	pass  bool
+	texts []string
+}{
+	{"sync.yaml", false, []string{"stalls at 2 slow readers"}},
+	{"gthread.yaml", true, []string{"none up to 3 slow readers"}},
+	{"nginx-buffered.yaml", true, []string{"none up to 3 slow readers"}},
+	{"image.yaml", true, []string{"none up to 3 silent connections"}},
+}
+
+// exampleImage is the team image image.yaml runs: the shop app on the
+// lab's base image, built through the Docker API as a team's CI builds
+// its own.
+const exampleImage = "wsgilab-example/shop:1"
+
+// TestStack checks a team's stack file, LAB_STACK (make check
+// STACK=path/stack.yaml): one subtest per requirement, failing when the
+// requirement failed; the verdict and its advice are logged and written
+// to stacks.json. Without LAB_STACK it checks the four example stacks of
+// fixtures/stacks, each of which must get its known verdict.
+//
+//	LAB_STACK=fixtures/stacks/sync.yaml go test ./bench -run TestStack -v
+func TestStack(t *testing.T) {
+	if f := lab.Settings.Stack; f != nil {
+		st, err := lab.CheckStack(t, *f)
+		require.NoError(t, err)
+		var text strings.Builder
+		require.NoError(t, st.Text(&text))
+		t.Log("\n" + text.String())
+		for _, b := range st.Behaviours {
+			t.Run(engine.StackVerdictID(st.Name, b.Column), func(t *testing.T) {
+				assert.True(t, b.Pass, "%s: requires %d %s, %s (fast p95 bound %g ms)", st.Name, b.Required, b.Noun, b.Text, st.FastP95Ms)
+			})
+		}
+		return
+	}
+	for _, ex := range exampleStacks {
+		t.Run(ex.file, func(t *testing.T) {
+			f, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", ex.file))
+			require.NoError(t, err)
+			if f.Image != nil {
+				_, err := image.EnsureApp(context.Background(), lab.Session.Pool().Client, env.BaseImage.Ref,
+					os.DirFS(filepath.Join(f.Dir, "shop")), "/srv/shop", exampleImage)
+				require.NoError(t, err)
+			}
+			st, err := lab.CheckStack(t, f)
+			require.NoError(t, err)
+			t.Log(st.Advice)
+			assert.Equal(t, ex.pass, st.Pass, "%+v", st.Behaviours)
+			require.Len(t, st.Behaviours, len(ex.texts))
+			for i, b := range st.Behaviours {
+				assert.Equal(t, ex.texts[i], b.Text)
+			}
+		})
+	}
+}
