@@ -12,6 +12,7 @@ import (
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/stack"
 	"wsgilab/bench/internal/stackfile"
 )
 
@@ -73,4 +74,26 @@ func TestStack(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A team's own NGINX config goes through nginx -t before any pod: a typo
+// refuses the stack with NGINX's own words and starts nothing; a good
+// location block passes.
+func TestStackNginxConfig(t *testing.T) {
+	f, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", "custom", "typo.yaml"))
+	require.NoError(t, err, "a valid stack file: only NGINX can tell")
+	_, err = lab.CheckStack(t, f)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "proxy.config typo.conf: stack: nginx -t refuses the config")
+	assert.Contains(t, err.Error(), `unknown directive "proxy_bufering"`)
+	for _, c := range lab.Reports.Conditions() {
+		assert.NotContains(t, c.ID, "shop-typo", "no step of a refused stack ran")
+	}
+
+	good, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", "custom", "location.yaml"))
+	require.NoError(t, err)
+	sc, err := engine.NewStackCheck(good)
+	require.NoError(t, err)
+	require.True(t, sc.Path.Proxy.CustomLocation())
+	require.NoError(t, stack.NginxTest(lab.Session, lab.Image, *sc.Path.Proxy))
 }

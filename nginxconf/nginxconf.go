@@ -52,20 +52,33 @@ type Config struct {
 	TempPath string
 	// WorkerProcesses is "auto" or a positive whole number.
 	WorkerProcesses string
-	// Custom, when set, is a team's own configuration: server blocks that
-	// replace the lab's (they listen on Listen and reach the server as
-	// proxy_pass http://app;), or a whole http block that replaces the
-	// lab's http context (CustomHTTP says which). Buffering and the
-	// other switches then say nothing; nginx -t checks it before a run.
+	// Custom, when set, is a team's own configuration: location blocks
+	// that replace the lab's location / inside its server (listening on
+	// Listen), server blocks that replace the lab's server (they listen on
+	// Listen), or a whole http block that replaces the lab's http
+	// context. Location and server blocks reach the server as proxy_pass
+	// http://app;. Buffering and the other switches then say nothing;
+	// nginx -t checks it before a run.
 	Custom string
 }
 
-// CustomHTTP is true when Custom is a whole http block.
-func (c Config) CustomHTTP() bool { return httpBlock.MatchString(c.Custom) }
+// CustomHTTP is true when Custom is a whole http block, CustomLocation
+// when it is location blocks, CustomServers when it is server blocks.
+func (c Config) CustomHTTP() bool     { return firstBlock(c.Custom) == "http" }
+func (c Config) CustomLocation() bool { return firstBlock(c.Custom) == "location" }
+func (c Config) CustomServers() bool  { return c.Custom != "" && !c.CustomHTTP() && !c.CustomLocation() }
 
-// httpBlock matches a config whose first directive, past comments, is
-// an http block.
-var httpBlock = regexp.MustCompile(`^(\s*(#[^\n]*)?\n)*\s*http\s*\{`)
+// firstBlock is the first directive of a config, past comments and blank
+// lines.
+func firstBlock(conf string) string {
+	m := firstDirective.FindStringSubmatch(conf)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+var firstDirective = regexp.MustCompile(`^(?:\s*(?:#[^\n]*)?\n)*\s*([a-z_]+)`)
 
 // Option changes a Config.
 type Option func(*Config)

@@ -94,6 +94,24 @@ func TestCustom(t *testing.T) {
 		t.Error("server blocks taken for an http block")
 	}
 
+	loc := "        location / {\n            proxy_pass http://app;\n            proxy_buffering on;\n        }\n"
+	c.Custom = "# ours\n" + loc
+	if !c.CustomLocation() || c.CustomServers() {
+		t.Fatal("location blocks not recognised")
+	}
+	out, err = c.Render()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"listen 127.0.0.1:8080;", loc, "upstream app {"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("location blocks: rendered config lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "location /") != 1 {
+		t.Errorf("location blocks: the lab's location / is still there:\n%s", out)
+	}
+
 	c.Custom = "# ours\n\nhttp {\n    server { listen 127.0.0.1:8080; }\n}\n"
 	if !c.CustomHTTP() {
 		t.Fatal("an http block after comments not recognised")

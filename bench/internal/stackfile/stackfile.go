@@ -94,9 +94,11 @@ type Proxy struct {
 	// lab's template), or custom (Config).
 	Mode string `yaml:"mode"`
 	// Config, for custom, is the team's NGINX config file, relative to
-	// the stack file: one or more server blocks (proxy_pass http://app;
-	// reaches the server) or a whole http block. It listens on
-	// 127.0.0.1:8080 and is checked with nginx -t before anything runs.
+	// the stack file: location blocks (the lab's server block, listening
+	// on 127.0.0.1:8080, wraps them), server blocks or a whole http
+	// block, which listen on 127.0.0.1:8080 themselves. proxy_pass
+	// http://app; reaches the server from location and server blocks. It
+	// is checked with nginx -t before anything runs.
 	Config string `yaml:"config"`
 }
 

@@ -18,6 +18,10 @@ func TestExamplesLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(stacks, "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, files, 4)
+	custom, err := filepath.Glob(filepath.Join(stacks, "custom", "*.yaml"))
+	require.NoError(t, err)
+	require.Len(t, custom, 2)
+	files = append(files, custom...)
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			s, err := Load(f)

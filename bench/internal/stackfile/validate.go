@@ -202,7 +202,7 @@ func (p Proxy) validate(dir string, bad func(string, any, string)) {
 		return
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {
-		bad("proxy.config", p.Config, "a file with server blocks or an http block, not an empty one")
+		bad("proxy.config", p.Config, "a file with location blocks, server blocks or an http block, not an empty one")
 	}
 }
 
