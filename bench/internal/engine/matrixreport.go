@@ -11,9 +11,10 @@ import (
 
 // BuildMatrix is the resilience matrix of a series: every matrix cell and
 // capacity step among conds (the series' summaries), with the slow
-// clients' outcomes from downloads and the wait sites from runs. It is nil
-// when the series ran no matrix cell and no capacity step.
-func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report.Download) *report.Matrix {
+// clients' outcomes from downloads and the wait sites from runs, and a row
+// per stack check the series ran, its steps as its capacity. It is nil
+// when the series ran no matrix cell, capacity step nor stack check.
+func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report.Download, stacks ...StackCheck) *report.Matrix {
 	byID := map[string]report.Condition{}
 	for _, c := range conds {
 		byID[c.ID] = c
@@ -51,12 +52,27 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		row := report.MatrixRow{ID: r.ID, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
 		for _, col := range MatrixColumns {
-			if c := capacity(col, r, byID); c != nil {
+			if c := capacity(col, Capacity(col, []Row{r}, false), byID); c != nil {
 				row.Capacity = append(row.Capacity, *c)
 			}
 		}
 		m.Rows = append(m.Rows, row)
 		stepped = stepped || len(row.Capacity) > 0
+	}
+	for _, sc := range stacks {
+		r := sc.Row
+		row := report.MatrixRow{ID: r.ID, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
+			Basis: r.Basis, Capacity: []report.Capacity{}, Stack: true}
+		for _, b := range sc.Behaviours {
+			if c := capacity(b.Column, sc.steps(b), byID); c != nil {
+				c.Path = sc.Path.ID
+				row.Capacity = append(row.Capacity, *c)
+			}
+		}
+		if len(row.Capacity) > 0 {
+			m.Rows = append(m.Rows, row)
+			stepped = true
+		}
 	}
 	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 {
 		return nil
@@ -92,11 +108,11 @@ func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads 
 	return c
 }
 
-// capacity is row r's capacity under col from the steps the series ran,
-// nil when it ran none beyond the matrix's own cell.
-func capacity(col Column, r Row, byID map[string]report.Condition) *report.Capacity {
+// capacity is a row's capacity under col from those of steps the series
+// ran, nil when it ran fewer than two.
+func capacity(col Column, steps []CapacityStep, byID map[string]report.Condition) *report.Capacity {
 	c := report.Capacity{Column: col.ID, Steps: []report.CapacityStep{}}
-	for _, st := range Capacity(col, []Row{r}, false) {
+	for _, st := range steps {
 		s, ok := byID[st.Condition.ID]
 		if !ok {
 			continue

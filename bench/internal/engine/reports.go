@@ -32,6 +32,7 @@ type Reports struct {
 	attempted  []string                  // every condition and cell started
 	claims     map[string][]report.Claim // by table: "a", "b"
 	stacks     []report.Stack
+	checks     []StackCheck // the stack checks begun, for matrix.json
 	wrote      bool
 }
 
@@ -181,7 +182,7 @@ func (r *Reports) writeA() error {
 			rep  report.Reporter
 		}{"sweep.json", report.JSON(sw)})
 	}
-	if m := BuildMatrix(conds, runs, r.downloads); m != nil {
+	if m := BuildMatrix(conds, runs, r.downloads, r.checks...); m != nil {
 		files = append(files, struct {
 			name string
 			rep  report.Reporter
@@ -249,11 +250,31 @@ func (r *Reports) AddStack(st report.Stack) error {
 	return report.WriteFile(r.dir, "stacks.json", report.JSON(all))
 }
 
-// AddStackEnv records a stack file and its images in environment.json.
-func (r *Reports) AddStackEnv(e report.StackEnv) {
+// AddStackEnv records a stack check about to run: its file and images
+// for environment.json, and the check itself, whose steps matrix.json
+// shows as a row.
+func (r *Reports) AddStackEnv(e report.StackEnv, sc StackCheck) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.Env.Stacks = append(r.Env.Stacks, e)
+	r.checks = append(r.checks, sc)
+}
+
+// stackVerdicts are the requirements of every stack check of the series,
+// sc's among them.
+func (r *Reports) stackVerdicts(sc StackCheck) []verdict.Verdict {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var vs []verdict.Verdict
+	seen := false
+	for _, c := range r.checks {
+		vs = append(vs, c.Verdicts()...)
+		seen = seen || c.File.Name == sc.File.Name
+	}
+	if !seen {
+		vs = append(vs, sc.Verdicts()...)
+	}
+	return vs
 }
 
 // writeEnv writes environment.json.

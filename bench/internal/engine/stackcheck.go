@@ -189,3 +189,13 @@ func (sc StackCheck) Verdicts() []verdict.Verdict {
 	}
 	return vs
 }
+
+// steps are b's steps as capacity steps, the baseline first: the matrix's
+// view of the check (matrix.json's stack rows).
+func (sc StackCheck) steps(b StackBehaviour) []CapacityStep {
+	out := []CapacityStep{{Row: sc.Row.ID, Column: b.Column.ID, Clients: 0, Condition: sc.Baseline()}}
+	for n := 1; n <= b.MaxStep(); n++ {
+		out = append(out, CapacityStep{Row: sc.Row.ID, Column: b.Column.ID, Clients: n, Condition: sc.Step(b, n)})
+	}
+	return out
+}

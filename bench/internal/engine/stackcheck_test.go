@@ -135,3 +135,28 @@ func TestStackAdvice(t *testing.T) {
 	assert.False(t, got.Pass, "a requirement without data never passes")
 	assert.Equal(t, -1, got.Behaviours[0].HeldUpTo)
 }
+
+// A stack check is a row of matrix.json: its steps, baseline first, are
+// its capacity on its own path; it has no cell.
+func TestStackMatrixRow(t *testing.T) {
+	sc := loadStack(t, "nginx-buffered.yaml")
+	b := sc.Behaviours[0]
+	conds := []report.Condition{summary(sc.Baseline(), 1.4)}
+	for n := 1; n <= 3; n++ {
+		conds = append(conds, summary(sc.Step(b, n), 2))
+	}
+	m := BuildMatrix(conds, nil, nil, sc)
+	require.NotNil(t, m)
+	require.Len(t, m.Rows, len(MatrixRows)+1)
+	row := m.Rows[len(m.Rows)-1]
+	assert.True(t, row.Stack)
+	assert.Equal(t, "shop-nginx", row.ID)
+	require.Len(t, row.Capacity, 1)
+	c := row.Capacity[0]
+	assert.Equal(t, "nginx-on", c.Path)
+	assert.Equal(t, []int{0, 1, 2, 3}, []int{c.Steps[0].Clients, c.Steps[1].Clients, c.Steps[2].Clients, c.Steps[3].Clients})
+	assert.Equal(t, "protected up to 3", c.Text)
+	assert.Empty(t, m.Cells)
+
+	assert.Nil(t, BuildMatrix(nil, nil, nil, sc), "a check that ran nothing adds no row")
+}

@@ -49,9 +49,17 @@ func (l *Lab) RunStack(t stack.TB, sc StackCheck, m *report.Matrix) (report.Stac
 		}
 		st.Behaviours = append(st.Behaviours, sb)
 	}
-	claims, err := l.Reports.Evaluate("stack", sc.Verdicts())
+	// claims.json's stack table holds every check of the series; this
+	// check's claims are its own verdicts' ids.
+	all, err := l.Reports.Evaluate("stack", l.Reports.stackVerdicts(sc))
 	if err != nil {
 		return st, err
+	}
+	var claims []report.Claim
+	for _, v := range sc.Verdicts() {
+		if i := slices.IndexFunc(all, func(c report.Claim) bool { return c.ID == v.ID }); i >= 0 {
+			claims = append(claims, all[i])
+		}
 	}
 	return FoldStack(st, claims, m), nil
 }
@@ -137,9 +145,9 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 	return st
 }
 
-// CheckStack checks the stack file f: its app image found on the engine
-// (a team's own, never pulled) or built from its app directory on the lab
-// image; its own NGINX config through nginx -t; then RunStack against the
+// CheckStack checks the stack file f: its own NGINX config through nginx
+// -t; its app image found on the engine (a team's own, never pulled) or
+// built from its app directory on the lab image; then RunStack against the
 // matrix of fixtures/report. All of that happens before its first run, so
 // a bad image or config starts nothing. The verdict goes to stacks.json,
 // the file and images to environment.json.
@@ -148,6 +156,11 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
 	sc, err := NewStackCheck(f)
 	if err != nil {
 		return report.Stack{}, err
+	}
+	if p := sc.Path.Proxy; p != nil && p.Custom != "" {
+		if err := stack.NginxTest(l.Session, l.Image, *p); err != nil {
+			return report.Stack{}, fmt.Errorf("stack file %s: proxy.config %s: %w", f.Name, f.Proxy.Config, err)
+		}
 	}
 	eng := l.Session.Pool().Client
 	var app report.Image
@@ -162,16 +175,11 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
 	} else if app, err = image.Inspect(eng, f.Image.Ref); err != nil {
 		return report.Stack{}, fmt.Errorf("stack file %s: image.ref: %w", f.Name, err)
 	}
-	if p := sc.Path.Proxy; p != nil && p.Custom != "" {
-		if err := stack.NginxTest(l.Session, l.Image, *p); err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: proxy.config %s: %w", f.Name, f.Proxy.Config, err)
-		}
-	}
 	lab, err := image.Inspect(eng, l.Image)
 	if err != nil {
 		return report.Stack{}, err
 	}
-	l.Reports.AddStackEnv(report.StackEnv{Name: f.Name, File: f.Path, Source: string(f.Source), Images: []report.Image{app, lab}})
+	l.Reports.AddStackEnv(report.StackEnv{Name: f.Name, File: f.Path, Source: string(f.Source), Images: []report.Image{app, lab}}, sc)
 	m, err := OurMatrix()
 	if err != nil {
 		return report.Stack{}, err

@@ -75,6 +75,12 @@ func buildMatrix(m *report.Matrix) matrixView {
 		return matrixView{Missing: notMeasured}
 	}
 	v := matrixView{Note: fmt.Sprintf("Each cell: /fast p95 (median of runs, with their range) and max; failed /fast requests; the slow clients' outcomes and their time; the app's write time (how long a response held the server); the app workers' main wait sites. Protected: p95 under %g ms, no failed request, every slow client served as its kind expects. Stalled: p95 over %g ms.", m.ProtectedMs, m.StalledMs)}
+	if len(m.Cells) == 0 {
+		// A stack check's series (make check): its rows' steps only.
+		v.Note = "No cell of the matrix ran in this series: the stack checks' steps are below, as capacity rows on their own paths."
+		v.Capacity = capacityRows(m)
+		return v
+	}
 	cells := map[[3]string]report.MatrixCell{}
 	for _, c := range m.Cells {
 		cells[[3]string{c.Column, c.Row, c.Path}] = c
@@ -104,6 +110,9 @@ func buildMatrix(m *report.Matrix) matrixView {
 		v.Columns = append(v.Columns, t)
 	}
 	for _, r := range m.Rows {
+		if r.Stack { // a stack check's row has steps, no cell
+			continue
+		}
 		row := overviewRow{ID: r.ID}
 		for _, col := range v.Overview.Columns {
 			for _, p := range col.Paths {
@@ -123,6 +132,13 @@ func buildMatrix(m *report.Matrix) matrixView {
 	for _, s := range m.Streams {
 		v.Streams = append(v.Streams, streamView(s))
 	}
+	v.Capacity = capacityRows(m)
+	return v
+}
+
+// capacityRows are every row's stepped columns.
+func capacityRows(m *report.Matrix) []capacityRow {
+	var out []capacityRow
 	for _, r := range m.Rows {
 		for _, c := range r.Capacity {
 			declared := "none under the step limit"
@@ -133,11 +149,15 @@ func buildMatrix(m *report.Matrix) matrixView {
 			for _, st := range c.Steps {
 				steps = append(steps, fmt.Sprintf("%d: %s ms (%s; client %s core, lag max %s ms)", st.Clients, num(st.P95Ms), st.Class, num(st.ClientCPUs), num(st.LagMaxMs)))
 			}
-			v.Capacity = append(v.Capacity, capacityRow{Row: r.ID, Declared: declared + " (" + r.Basis + ")",
-				Column: c.Column, Text: c.Text, Steps: strings.Join(steps, "; ")})
+			column := c.Column
+			if c.Path != "" {
+				column += " (" + c.Path + ")"
+			}
+			out = append(out, capacityRow{Row: r.ID, Declared: declared + " (" + r.Basis + ")",
+				Column: column, Text: c.Text, Steps: strings.Join(steps, "; ")})
 		}
 	}
-	return v
+	return out
 }
 
 func cellView(c report.MatrixCell) matrixCellView {

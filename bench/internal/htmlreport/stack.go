@@ -10,9 +10,11 @@ import (
 // stackView is one stack check of stacks.json.
 type stackView struct {
 	Name, Server, Path, Capacity, Bound, Verdict, Advice string
-	Pass                                                bool
-	Baseline                                            string
-	Behaviours                                          []stackBehaviourView
+	// Images are the images it ran, from environment.json.
+	Images     string
+	Pass       bool
+	Baseline   string
+	Behaviours []stackBehaviourView
 }
 
 type stackBehaviourView struct {
@@ -22,12 +24,25 @@ type stackBehaviourView struct {
 }
 
 // buildStacks shows each stack check: its verdict per behaviour, the
-// steps behind it, and the advice.
-func buildStacks(stacks []report.Stack) []stackView {
+// steps behind it, the advice, and the images it ran (env may be nil).
+func buildStacks(stacks []report.Stack, env *report.Environment) []stackView {
 	var out []stackView
 	for _, s := range stacks {
+		var images []string
+		if env != nil {
+			for _, e := range env.Stacks {
+				if e.Name == s.Name {
+					for _, im := range e.Images {
+						images = append(images, im.Ref+" ("+im.ID+")")
+					}
+				}
+			}
+		}
 		v := stackView{Name: s.Name, Server: s.Server, Path: s.Path, Capacity: fmt.Sprintf("%d (%s)", s.Capacity, s.Basis),
 			Bound: fmt.Sprintf("%g ms", s.FastP95Ms), Pass: s.Pass, Verdict: "FAIL", Advice: s.Advice, Baseline: stepText(s.Baseline)}
+		if len(images) > 0 {
+			v.Images = "images: " + strings.Join(images, ", ")
+		}
 		if s.Pass {
 			v.Verdict = "PASS"
 		}

@@ -70,7 +70,7 @@ func build(f *files) page {
 		Waits:           buildWaits(f),
 		Sweep:           buildSweep(f),
 		Matrix:          buildMatrix(f.matrix),
-		Stacks:          buildStacks(f.stacks),
+		Stacks:          buildStacks(f.stacks, f.env),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),
 		Tests:           buildTests(f.tests),

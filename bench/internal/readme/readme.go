@@ -48,6 +48,9 @@ func Protection(m *report.Matrix) func(io.Writer) error {
 		b.WriteString(strings.Repeat("---|", len(m.Columns)))
 		b.WriteString("\n")
 		for _, r := range m.Rows {
+			if r.Stack { // a stack check's row: steps, no cell
+				continue
+			}
 			fmt.Fprintf(&b, "| `%s` |", r.ID)
 			for _, col := range m.Columns {
 				fmt.Fprintf(&b, " %s |", entry(col, r.ID, cells))

@@ -70,6 +70,9 @@ type MatrixRow struct {
 	Basis       string `json:"basis"`
 	// Capacity per column, where the series stepped it.
 	Capacity []Capacity `json:"capacity"`
+	// Stack is true for a stack check's row (make check): a team's
+	// server, stepped on its own path, with no cell of the matrix.
+	Stack bool `json:"stack,omitempty"`
 }
 
 // MatrixCell is one row on one path under one column.
@@ -133,8 +136,11 @@ type SiteShare struct {
 // Capacity is how many concurrent slow clients of a column a row takes,
 // directly, before /fast leaves the protected class.
 type Capacity struct {
-	Column string         `json:"column"`
-	Steps  []CapacityStep `json:"steps"`
+	Column string `json:"column"`
+	// Path is the path the steps ran on: empty for direct (every matrix
+	// row's), a stack row's own otherwise.
+	Path  string         `json:"path,omitempty"`
+	Steps []CapacityStep `json:"steps"`
 	// FirstUnprotected is the fewest clients at which /fast was not
 	// protected, null when every step was (or a step without data came
 	// first); LastProtected the most clients below it that were, -1 if
