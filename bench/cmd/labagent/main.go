@@ -103,6 +103,7 @@ func runGet(args []string, stdout io.Writer) error {
 	id := fs.String("id", "", "X-Lab-Id header, to match the app's write record")
 	expect := fs.Int64("expect-bytes", -1, "fail unless the body has this many bytes (-1: any)")
 	timeout := fs.Duration("timeout", 30*time.Second, "whole-request timeout")
+	status := fs.Int("status", http.StatusOK, "fail unless the answer has this status")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -111,8 +112,8 @@ func runGet(args []string, stdout io.Writer) error {
 	}
 	res := getResult{URL: fs.Arg(0)}
 	err := get(&res, *id, *timeout)
-	if err == nil && res.Status != http.StatusOK {
-		err = fmt.Errorf("status %d", res.Status)
+	if err == nil && res.Status != *status {
+		err = fmt.Errorf("status %d, want %d", res.Status, *status)
 	}
 	if err == nil && *expect >= 0 && res.Bytes != *expect {
 		err = fmt.Errorf("body is %d bytes, want %d", res.Bytes, *expect)

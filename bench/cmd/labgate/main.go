@@ -1,9 +1,10 @@
 // Command labgate is the lab's regression gate: it compares two Go
 // benchmark files (make bench's output) under a thresholds file and exits
 // 1 when a change is significant and beyond its unit's threshold in the
-// worse direction, or when the new file lacks a value the base has. It
-// prints a benchstat-like table either way; a bad file exits 2 before any
-// comparison.
+// worse direction, or when the new file lacks a gated value the base has.
+// It prints a benchstat-like table either way; a bad file exits 2 before
+// any comparison, and so does a comparison it cannot decide (a gated row
+// with too few samples for the U test to reach alpha).
 //
 //	labgate -base main.txt -new change.txt [-thresholds fixtures/gate/thresholds.yaml]
 package main
@@ -41,5 +42,8 @@ func main() {
 	}
 	if rep.Failed() {
 		os.Exit(1)
+	}
+	if rep.Undecided() {
+		os.Exit(2)
 	}
 }

@@ -242,14 +242,21 @@ func Rows(condition string, run int, s probe.Series, loadStart int64) report.Pro
 
 // WriteEndMaxRead is the longest socket-table read the write-end check
 // takes as it comes: at 2 MiB/s the client reads 51 KiB in 25 ms, under 2 %
-// of what a path holds at the write's end.
-const WriteEndMaxRead = 25 * time.Millisecond
+// of what a path holds at the write's end. WriteEndMaxWiden is the longest
+// it takes at all: a longer read widens the interval the check allows past
+// what it can tell (200 KiB, 7 % of 2.9 MB unread).
+const (
+	WriteEndMaxRead  = 25 * time.Millisecond
+	WriteEndMaxWiden = 100 * time.Millisecond
+)
 
 // writeEndSample is the socket sample that checks a download whose write
 // ended at end: the first read that began at or after end and took at most
-// WriteEndMaxRead, else the shortest read of the 10 that follow end (a
-// sampler delayed on a busy machine widens the interval the check allows,
-// it never moves the instant it assumes); -1 if no sample follows end.
+// WriteEndMaxRead, else the shortest read of the 10 that follow end if it
+// took at most WriteEndMaxWiden (a sampler delayed on a busy machine
+// widens the interval the check allows, it never moves the instant it
+// assumes); -1 if none: the download goes unchecked, and a check with no
+// download checked is missing data.
 func writeEndSample(samples []probe.SocketSample, end int64) int {
 	first := slices.IndexFunc(samples, func(ss probe.SocketSample) bool { return ss.UnixNano >= end })
 	if first < 0 {
@@ -264,6 +271,9 @@ func writeEndSample(samples []probe.SocketSample, end int64) int {
 		if d < time.Duration(samples[best].DoneUnixNano-samples[best].UnixNano) {
 			best = k
 		}
+	}
+	if time.Duration(samples[best].DoneUnixNano-samples[best].UnixNano) > WriteEndMaxWiden {
+		return -1
 	}
 	return best
 }

@@ -24,8 +24,12 @@ var pathPhrases = map[string]string{
 // cell of that column in m; for a stack that passed, what held.
 func StackAdvice(st report.Stack, m *report.Matrix) string {
 	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrases[st.Path])
-	if st.Baseline.State != stateHeld {
-		return fmt.Sprintf("%s misses %g ms at p95 with no slow client at all (baseline %s): fix the fast path first.", who, st.FastP95Ms, st.Baseline.State)
+	switch st.Baseline.State {
+	case stateNoData:
+		return fmt.Sprintf("The lab could not measure %s with no slow client (no sound run of its baseline): see runs.json's invalid reasons; nothing about the stack follows.",
+			strings.TrimPrefix(who, "Your stack "))
+	case stateBroken:
+		return fmt.Sprintf("%s misses %g ms at p95, or fails a request, with no slow client at all: fix the fast path first.", who, st.FastP95Ms)
 	}
 	var failed, held []string
 	for _, b := range st.Behaviours {
@@ -34,7 +38,7 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 			continue
 		}
 		clause := b.Text
-		if st.Capacity > 0 && b.StallsAt == st.Capacity && !strings.HasPrefix(st.Path, "nginx") {
+		if st.CapacityDeclared && b.StallsAt == st.Capacity && !strings.HasPrefix(st.Path, "nginx") {
 			clause += fmt.Sprintf(", its capacity (%s): each held a request slot", st.Basis)
 		}
 		if p := protectors(m, b.Column, b.Noun); p != "" {

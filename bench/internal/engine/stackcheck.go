@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"wsgilab/bench/internal/podspec"
@@ -63,15 +62,16 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	sc := StackCheck{File: f}
 	var srv podspec.Server
 	if a := f.App; a != nil {
-		srv = podspec.Server{Cmd: a.Command(podspec.AppPort), Dir: stackfile.AppRoot, Env: env(a.Env), ReadyPath: f.Paths.Fast.Path}
+		srv = podspec.Server{Cmd: a.Command(podspec.AppPort), Dir: stackfile.AppRoot, Env: env(a.Env)}
 		sc.Info = stackfile.ReadServer(a.Server)
 	} else {
 		im := f.Image
-		srv = podspec.Server{Image: im.Ref, Cmd: im.Command, Dir: im.Workdir, User: im.User, Port: im.Port, Env: env(im.Env),
-			ReadyPath: f.Paths.Fast.Path}
+		srv = podspec.Server{Image: im.Ref, Cmd: im.Command, Dir: im.Workdir, User: im.User, Port: im.Port, Env: env(im.Env)}
 		sc.Info = stackfile.ReadServer(im.Command)
 	}
 	srv.ID = "stack-" + f.Name
+	// The pod is ready once the fast path answers as the file says.
+	srv.ReadyPath, srv.ReadyStatus = f.Paths.Fast.Path, f.Paths.Fast.Status
 	sc.Row = Row{ID: f.Name, Server: srv, Concurrency: sc.Info.Capacity, Basis: sc.Info.Basis}
 
 	switch f.Proxy.Mode {
@@ -82,7 +82,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	case stackfile.ProxyBufferingOff:
 		sc.Path = NginxOff
 	case stackfile.ProxyCustom:
-		b, err := os.ReadFile(filepath.Join(f.Dir, f.Proxy.Config))
+		b, err := os.ReadFile(f.Resolve(f.Proxy.Config))
 		if err != nil {
 			return StackCheck{}, fmt.Errorf("stack file: proxy.config: %w", err)
 		}

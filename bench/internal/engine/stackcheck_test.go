@@ -53,7 +53,9 @@ func TestStackConditions(t *testing.T) {
 	assert.Equal(t, "wsgilab-example/shop:1", p.Server.Image)
 	assert.Equal(t, 9000, p.Server.ListenPort())
 	assert.Equal(t, "1000:1000", p.Server.User)
-	assert.Equal(t, "/healthz", p.Server.Ready())
+	path, status := p.Server.Ready()
+	assert.Equal(t, "/healthz", path)
+	assert.Equal(t, 200, status)
 	require.Len(t, im.Behaviours, 1)
 	assert.Equal(t, load.KindSilent, im.Step(im.Behaviours[0], 3).SlowKind)
 
@@ -100,7 +102,7 @@ func TestStackAdvice(t *testing.T) {
 	claim := func(held int, holds bool) report.Claim {
 		return report.Claim{Evaluated: true, Measured: float64(held), Holds: holds}
 	}
-	sync := report.Stack{Name: "shop-sync", Server: "2 sync workers", Path: "direct", Capacity: 2, Basis: "--workers 2, one request each",
+	sync := report.Stack{Name: "shop-sync", Server: "2 sync workers", Path: "direct", Capacity: 2, Basis: "--workers 2, one request each", CapacityDeclared: true,
 		FastP95Ms: 50, Baseline: step(0, "held", 1.6),
 		Behaviours: []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 2,
 			Steps: []report.StackStep{step(1, "held", 1.7), step(2, "broken", 5900)}}}}
@@ -128,7 +130,28 @@ func TestStackAdvice(t *testing.T) {
 	broken.Baseline = step(0, "broken", 300)
 	got = FoldStack(broken, []report.Claim{claim(-1, false)}, m)
 	assert.False(t, got.Pass)
-	assert.Equal(t, "Your stack (2 sync workers, direct) misses 50 ms at p95 with no slow client at all (baseline broken): fix the fast path first.", got.Advice)
+	assert.Equal(t, "Your stack (2 sync workers, direct) misses 50 ms at p95, or fails a request, with no slow client at all: fix the fast path first.", got.Advice)
+	assert.Equal(t, "the fast path breaks 50 ms with no slow client", got.Behaviours[0].Text)
+
+	past := sync
+	past.Behaviours = []report.StackBehaviour{{Column: "silent", Noun: "silent connections", Required: 1,
+		Steps: []report.StackStep{step(1, "held", 0.65), step(2, "broken", 1814)}}}
+	got = FoldStack(past, []report.Claim{claim(1, true)}, m)
+	assert.True(t, got.Pass)
+	assert.Equal(t, "stalls at 2 silent connections, past the 1 required", got.Behaviours[0].Text)
+	assert.Equal(t, "Your stack (2 sync workers, direct) held every requirement: stalls at 2 silent connections, past the 1 required.", got.Advice)
+
+	unmeasured := sync
+	unmeasured.Baseline = step(0, "no data", 0)
+	got = FoldStack(unmeasured, []report.Claim{{Status: report.StatusMissing}}, m)
+	assert.False(t, got.Pass)
+	assert.Equal(t, "no data: the lab could not measure the baseline, with no slow client", got.Behaviours[0].Text)
+	assert.Contains(t, got.Advice, "The lab could not measure (2 sync workers, direct) with no slow client", "the lab's failure is not blamed on the stack")
+
+	guessed := sync
+	guessed.CapacityDeclared, guessed.Basis = false, "gevent workers declare no limit the lab reads; taken from the largest requirement"
+	got = FoldStack(guessed, []report.Claim{claim(1, false)}, m)
+	assert.NotContains(t, got.Advice, "request slot", "a capacity the lab took from the requirement explains nothing")
 
 	missing := sync
 	got = FoldStack(missing, []report.Claim{{Status: report.StatusMissing}}, m)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +26,7 @@ func (l *Lab) RunStack(t stack.TB, sc StackCheck, m *report.Matrix) (report.Stac
 	t.Helper()
 	bound := sc.File.Requires.P95Ms()
 	st := report.Stack{Name: sc.File.Name, Server: sc.Info.Describe(), Path: sc.Path.ID, Capacity: sc.Row.Concurrency,
-		Basis: sc.Row.Basis, FastP95Ms: bound}
+		Basis: sc.Row.Basis, CapacityDeclared: sc.Info.Capacity > 0, FastP95Ms: bound}
 	base, err := l.runStep(t, sc.Baseline(), 0, bound)
 	if err != nil {
 		return st, err
@@ -75,19 +74,23 @@ const (
 func (l *Lab) runStep(t stack.TB, c Condition, n int, bound float64) (report.StackStep, error) {
 	t.Helper()
 	var s report.Condition
-	for k := 1; k <= 3; k++ {
+	for k := 1; k <= maxStepRuns; k++ {
 		if _, err := l.RunA(t, c, k); err != nil {
 			return report.StackStep{}, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
 		}
-		i := slices.IndexFunc(l.Reports.Conditions(), func(x report.Condition) bool { return x.ID == c.ID })
-		s = l.Reports.Conditions()[i]
-		state, _, err := verdict.Step(s, bound)
-		if err == nil && (state == verdict.StepHeld || (state == verdict.StepBroken && k >= 2)) {
+		conds := l.Reports.Conditions()
+		s = conds[slices.IndexFunc(conds, func(x report.Condition) bool { return x.ID == c.ID })]
+		if state, _, err := verdict.Step(s, bound); err == nil && state != verdict.StepUndecided {
 			break
 		}
 	}
 	return stepOf(s, n, bound), nil
 }
+
+// maxStepRuns bounds a step's runs: one that held decides; one that broke
+// needs a second that breaks (verdict.Step), a tie or an unsound run a
+// third.
+const maxStepRuns = 3
 
 // stepOf is a step's report from its condition's summary.
 func stepOf(s report.Condition, n int, bound float64) report.StackStep {
@@ -130,10 +133,14 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 			}
 		}
 		switch {
+		case st.Baseline.State == stateNoData:
+			b.Text = "no data: the lab could not measure the baseline, with no slow client"
 		case st.Baseline.State != stateHeld:
-			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client (baseline: %s)", st.FastP95Ms, st.Baseline.State)
+			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client", st.FastP95Ms)
 		case b.StallsAt > 0 && slices.ContainsFunc(b.Steps, func(s report.StackStep) bool { return s.State == stateNoData }):
 			b.Text = fmt.Sprintf("no data at %d %s: the lab could not measure that step", b.StallsAt, b.Noun)
+		case b.StallsAt > b.Required:
+			b.Text = fmt.Sprintf("stalls at %d %s, past the %d required", b.StallsAt, b.Noun, b.Required)
 		case b.StallsAt > 0:
 			b.Text = fmt.Sprintf("stalls at %d %s", b.StallsAt, b.Noun)
 		default:
@@ -167,7 +174,7 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
 	if f.App != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
 		defer cancel()
-		app, err = image.EnsureApp(ctx, eng, l.Image, os.DirFS(filepath.Join(f.Dir, f.App.Dir)), stackfile.AppRoot, "")
+		app, err = image.EnsureApp(ctx, eng, l.Image, os.DirFS(f.Resolve(f.App.Dir)), stackfile.AppRoot, "")
 		if err != nil {
 			return report.Stack{}, err
 		}

@@ -35,6 +35,10 @@ const (
 	// Missing: the base has this benchmark and unit, the new file has no
 	// value of it. It fails the gate: missing data never passes.
 	Missing Verdict = "MISSING"
+	// TooFew: a gated row whose samples are too few for the U test ever
+	// to reach alpha (3 a side cannot reach 0.05). It fails nothing and
+	// passes nothing: the gate cannot decide, and says so (Undecided).
+	TooFew Verdict = "TOO-FEW"
 	// Ungated: the unit has no rule in the thresholds file.
 	Ungated Verdict = "-"
 )
@@ -69,6 +73,12 @@ func (r Report) Failed() bool {
 	return slices.ContainsFunc(r.Rows, func(x Row) bool { return x.Verdict == Regression || x.Verdict == Missing })
 }
 
+// Undecided is true when a gated row has too few samples to decide: the
+// gate can then neither pass nor fail the change.
+func (r Report) Undecided() bool {
+	return slices.ContainsFunc(r.Rows, func(x Row) bool { return x.Verdict == TooFew })
+}
+
 // CompareFiles reads two benchmark files and compares them under t.
 func CompareFiles(basePath, newPath string, t Thresholds) (Report, error) {
 	base, err := readFile(basePath)
@@ -89,24 +99,44 @@ type Samples map[key][]float64
 type key struct{ name, unit string }
 
 // Read parses a benchmark file with benchfmt; a file with no benchmark
-// line is an error (an empty base or new file must not pass).
+// line is an error (an empty base or new file must not pass). Names keep
+// a trailing "-N" unless every name of the file ends in the same one,
+// which is then go test's GOMAXPROCS suffix and is dropped, so files from
+// machines of other core counts compare; a name such as
+// "stack-shop-sync-slow-read-2" keeps its step.
 func Read(r io.Reader, fileName string) (Samples, error) {
-	s := Samples{}
+	type result struct {
+		full, short string
+		values      []benchfmt.Value
+	}
+	var rs []result
+	suffixes := map[string]bool{}
 	rd := benchfmt.NewReader(r, fileName)
 	for rd.Scan() {
 		switch rec := rd.Result().(type) {
 		case *benchfmt.SyntaxError:
 			return nil, fmt.Errorf("gate: %w", rec)
 		case *benchfmt.Result:
-			name := nameOf(rec.Name)
-			for _, v := range rec.Values {
-				k := key{name, v.Unit}
-				s[k] = append(s[k], v.Value)
-			}
+			full := string(rec.Name.Full())
+			short, suffix := splitProcs(rec.Name)
+			suffixes[suffix] = true
+			rs = append(rs, result{full, short, slices.Clone(rec.Values)})
 		}
 	}
 	if err := rd.Err(); err != nil {
 		return nil, fmt.Errorf("gate: %s: %w", fileName, err)
+	}
+	strip := len(suffixes) == 1 && !suffixes[""]
+	s := Samples{}
+	for _, x := range rs {
+		name := x.full
+		if strip {
+			name = x.short
+		}
+		for _, v := range x.values {
+			k := key{name, v.Unit}
+			s[k] = append(s[k], v.Value)
+		}
 	}
 	if len(s) == 0 {
 		return nil, fmt.Errorf("gate: %s: no benchmark results: want go test -bench output", fileName)
@@ -122,18 +152,19 @@ func readFile(path string) (Samples, error) {
 	return Read(bytes.NewReader(b), path)
 }
 
-// nameOf drops the "-N" GOMAXPROCS part, so files from machines of
-// different core counts compare.
-func nameOf(n benchfmt.Name) string {
+// splitProcs is n without its trailing "-N" part, and that part ("" when
+// it has none).
+func splitProcs(n benchfmt.Name) (name, suffix string) {
 	base, parts := n.Parts()
 	out := append([]byte{}, base...)
 	for _, p := range parts {
 		if len(p) > 0 && p[0] == '-' {
+			suffix = string(p)
 			continue
 		}
 		out = append(out, p...)
 	}
-	return string(out)
+	return string(out), suffix
 }
 
 // Compare compares base and new under t: one row per benchmark and unit
@@ -191,6 +222,10 @@ func compareOne(k key, b, n []float64, t Thresholds, th *benchmath.Thresholds) R
 	for _, w := range c.Warnings {
 		row.Note = w.Error()
 	}
+	if !canDecide(len(b), len(n), c.Alpha) {
+		row.Verdict = TooFew
+		return row
+	}
 	worse := row.ChangePct > row.LimitPct
 	if rule.Worse == Lower {
 		worse = row.ChangePct < row.LimitPct
@@ -211,6 +246,17 @@ func compareOne(k key, b, n []float64, t Thresholds, th *benchmath.Thresholds) R
 		row.Verdict = Pass
 	}
 	return row
+}
+
+// canDecide is whether a U test of n1 and n2 samples can reach p < alpha
+// at all: its smallest p, for samples that do not overlap, is
+// 2 / C(n1+n2, n1).
+func canDecide(n1, n2 int, alpha float64) bool {
+	c := 1.0
+	for i := 1; i <= n1; i++ {
+		c = c * float64(n2+i) / float64(i)
+	}
+	return 2/c < alpha
 }
 
 // change is the medians' change in percent; ±Inf from a zero base.
@@ -237,7 +283,7 @@ func (r Report) Text(w io.Writer) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", x.Name, x.Unit, center(x.Base, x.NBase), spread(x.Base, x.NBase),
 			center(x.New, x.NNew), spread(x.New, x.NNew), pct(x), fmt.Sprintf("p=%.3f n=%d+%d", x.P, x.NBase, x.NNew), limit, x.Verdict)
-		if x.Note != "" && x.Verdict != Ungated && x.Verdict != Pass {
+		if x.Note != "" && x.Verdict != Ungated && x.Verdict != Pass && x.Verdict != TooFew {
 			fmt.Fprintf(tw, " (%s)", x.Note)
 		}
 		fmt.Fprintln(tw)
@@ -250,6 +296,10 @@ func (r Report) Text(w io.Writer) error {
 	}
 	if len(failed) > 0 {
 		_, err := fmt.Fprintf(w, "FAIL: %d of %d rows: %v (alpha %g)\n", len(failed), len(r.Rows), failed, r.Alpha)
+		return err
+	}
+	if r.Undecided() {
+		_, err := fmt.Fprintf(w, "UNDECIDED: gated rows have too few samples for a U test to reach alpha %g: take 4 or more a side (make bench BENCH_COUNT=6)\n", r.Alpha)
 		return err
 	}
 	_, err := fmt.Fprintf(w, "PASS: no significant change beyond a threshold in %d rows (alpha %g)\n", len(r.Rows), r.Alpha)

@@ -100,16 +100,26 @@ func TestGate(t *testing.T) {
 		assert.False(t, r.Failed(), "noise is not a regression")
 	})
 
-	t.Run("too-few-samples-never-fail", func(t *testing.T) {
+	t.Run("too-few-samples-cannot-decide", func(t *testing.T) {
 		// Three runs each, as make bench's default: a U test cannot reach
-		// 0.05 with 3+3 whatever the values; the note says so.
+		// 0.05 with 3+3 whatever the values (its least p is 0.1). The gate
+		// neither passes nor fails: it cannot decide, and says so.
 		b3 := read(t, series("X", "-2", []float64{100, 101, 102}, []float64{1, 1, 1}))
 		n3 := read(t, series("X", "-2", []float64{200, 201, 202}, []float64{1, 1, 1}))
 		r := Compare(b3, n3, rules)
 		p := row(t, r, "p95-ms")
-		assert.Equal(t, Noisy, p.Verdict)
-		assert.Contains(t, p.Note, "need >= 4 samples")
+		assert.Equal(t, TooFew, p.Verdict)
 		assert.False(t, r.Failed())
+		assert.True(t, r.Undecided())
+		var out strings.Builder
+		require.NoError(t, r.Text(&out))
+		assert.Contains(t, out.String(), "UNDECIDED: gated rows have too few samples")
+		// 4 a side can decide (least p 0.029).
+		b4 := read(t, series("X", "-2", []float64{100, 101, 102, 103}, []float64{1, 1, 1, 1}))
+		n4 := read(t, series("X", "-2", []float64{200, 201, 202, 203}, []float64{1, 1, 1, 1}))
+		r = Compare(b4, n4, rules)
+		assert.Equal(t, Regression, row(t, r, "p95-ms").Verdict)
+		assert.False(t, r.Undecided())
 	})
 
 	t.Run("missing-data-fails", func(t *testing.T) {
@@ -125,6 +135,17 @@ func TestGate(t *testing.T) {
 		assert.False(t, r.Failed())
 		assert.Equal(t, Better, row(t, r, "p95-ms").Verdict)
 		assert.Equal(t, Better, row(t, r, "req/s").Verdict)
+	})
+
+	t.Run("steps-are-not-gomaxprocs", func(t *testing.T) {
+		// article_a.bench.txt's names have no GOMAXPROCS suffix; a step
+		// number at the end of some of them is not one.
+		f := "BenchmarkArticleA/stack-x-slow-read-1 1 1 ns/op 2 p95-ms\n" +
+			"BenchmarkArticleA/stack-x-slow-read-2 1 1 ns/op 5900 p95-ms\n" +
+			"BenchmarkArticleA/direct-2dl 1 1 ns/op 5900 p95-ms\n"
+		got := read(t, f)
+		assert.Len(t, got, 6, "3 names x 2 units, none merged")
+		assert.Contains(t, got, key{"ArticleA/stack-x-slow-read-2", "p95-ms"})
 	})
 
 	t.Run("gomaxprocs-suffix-ignored", func(t *testing.T) {
@@ -171,6 +192,8 @@ func TestThresholds(t *testing.T) {
 		"no units":      {"alpha: 0.05\n", "units: empty"},
 		"two documents": {good + "---\n" + good, "a second YAML document"},
 		"not yaml":      {"units: [\n", "yaml"},
+		"nan percent":   {"units:\n  p95-ms: {worse: higher, percent: .nan}\n", "units.p95-ms.percent NaN"},
+		"nan alpha":     {"alpha: .nan\nunits:\n  p95-ms: {worse: higher, percent: 20}\n", "alpha NaN"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := ParseThresholds([]byte(tc.in))

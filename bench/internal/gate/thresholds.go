@@ -84,7 +84,7 @@ func ParseThresholds(b []byte) (Thresholds, error) {
 
 // Validate names the first malformed field, its value and what is accepted.
 func (t Thresholds) Validate() error {
-	if t.Alpha < 0 || t.Alpha >= 0.5 {
+	if !(t.Alpha >= 0 && t.Alpha < 0.5) { // NaN too
 		return fmt.Errorf("alpha %g: want above 0 and below 0.5 (0: %g)", t.Alpha, DefaultAlpha)
 	}
 	if len(t.Units) == 0 {
@@ -95,7 +95,7 @@ func (t Thresholds) Validate() error {
 		if r.Worse != Higher && r.Worse != Lower {
 			return fmt.Errorf("units.%s.worse %q: want %q or %q", u, r.Worse, Higher, Lower)
 		}
-		if r.Percent <= 0 || r.Percent > MaxPercent {
+		if !(r.Percent > 0 && r.Percent <= MaxPercent) { // NaN too
 			return fmt.Errorf("units.%s.percent %g: want above 0 and at most %d", u, r.Percent, MaxPercent)
 		}
 	}

@@ -65,6 +65,7 @@ func TestWorkflowSteps(t *testing.T) {
 	assert.Contains(t, all, "make test")
 	assert.Contains(t, all, "make bench BENCH_COUNT=6")
 	assert.Contains(t, all, "gh run download")
+	assert.Contains(t, all, "--event push", "the base comes from main's own pushes, never a fork's")
 	assert.True(t, kept, "the reports are kept, red or green")
 	assert.True(t, gated, "the gate runs on pull requests")
 }

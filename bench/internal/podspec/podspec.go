@@ -69,9 +69,10 @@ type Server struct {
 	User string `json:"user,omitempty"`
 	// Port is where the server listens; 0 is AppPort.
 	Port int `json:"port,omitempty"`
-	// ReadyPath is the path that answers 200 once the server is up; empty
-	// is the lab app's /fast.
-	ReadyPath string `json:"ready_path,omitempty"`
+	// ReadyPath is the path that answers ReadyStatus (0: 200) once the
+	// server is up; empty is the lab app's /fast.
+	ReadyPath   string `json:"ready_path,omitempty"`
+	ReadyStatus int    `json:"ready_status,omitempty"`
 }
 
 // ListenPort is the server's port: Port, or AppPort.
@@ -82,12 +83,17 @@ func (s Server) ListenPort() int {
 	return s.Port
 }
 
-// Ready is the path Start polls for a 200: ReadyPath, or /fast.
-func (s Server) Ready() string {
-	if s.ReadyPath == "" {
-		return "/fast"
+// Ready is the path Start polls, ReadyPath or /fast, and the status it
+// waits for, ReadyStatus or 200.
+func (s Server) Ready() (path string, status int) {
+	path, status = s.ReadyPath, s.ReadyStatus
+	if path == "" {
+		path = "/fast"
 	}
-	return s.ReadyPath
+	if status == 0 {
+		status = 200
+	}
+	return path, status
 }
 
 // GunicornSync is article A's main server: `workers` sync workers.

@@ -19,6 +19,8 @@ type Stack struct {
 	// requirement when the command declares none the lab can read.
 	Capacity int    `json:"capacity"`
 	Basis    string `json:"capacity_basis"`
+	// CapacityDeclared is true when the command declared Capacity.
+	CapacityDeclared bool `json:"capacity_declared"`
 	// FastP95Ms is the fast path's bound at every step.
 	FastP95Ms  float64          `json:"fast_p95_ms"`
 	Baseline   StackStep        `json:"baseline"`

@@ -113,8 +113,11 @@ func (p *Pod) start(t TB) error {
 		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels(podspec.RoleApp), Name: p.name(podspec.RoleApp),
 	}
 	if c.Server.Image != "" {
+		// A team's image: its command is the whole command line, whatever
+		// ENTRYPOINT the image sets.
 		appOpts.Repository, appOpts.Tag = image.SplitRef(c.Server.Image)
 		appOpts.WorkingDir = ""
+		appOpts.Entrypoint, appOpts.Cmd = c.Server.Cmd[:1], c.Server.Cmd[1:]
 	}
 	if c.Server.Dir != "" {
 		appOpts.WorkingDir = c.Server.Dir
@@ -291,7 +294,8 @@ func (p *Pod) waitReady() error {
 					roleOf(r), c.State.ExitCode, p.Logs(r)))
 			}
 		}
-		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", p.URL(p.Config.Server.Ready())); last != nil {
+		path, status := p.Config.Server.Ready()
+		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", "-status", strconv.Itoa(status), p.URL(path)); last != nil {
 			// A server whose worker the OOM killer ended may only restart
 			// it, forever: say so now, not after ReadyWait.
 			if oom := p.OOMKilled(); oom != nil {

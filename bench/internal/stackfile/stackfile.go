@@ -48,7 +48,8 @@ type File struct {
 // App is a WSGI or ASGI app directory, copied into an image built from
 // the lab's own, and the server command that runs it.
 type App struct {
-	// Dir is the directory, relative to the stack file; it holds Module.
+	// Dir is the directory, absolute or relative to the stack file; it
+	// holds Module.
 	Dir string `yaml:"dir"`
 	// Module is the import path "package.module:callable".
 	Module string `yaml:"module"`
@@ -74,7 +75,8 @@ type Image struct {
 	Env map[string]string `yaml:"env"`
 	// Port is where the server listens: 1024 to 65535, not 8080 (NGINX's).
 	Port int `yaml:"port"`
-	// User runs the command: "uid", "uid:gid" or a name in the image.
+	// User runs the command: "uid" or "uid:gid", numbers above 0 (a
+	// name could be root inside the image).
 	User string `yaml:"user"`
 	// Workdir is the working directory; empty is the image's own.
 	Workdir string `yaml:"workdir"`
@@ -193,4 +195,17 @@ func Parse(b []byte, dir string) (File, error) {
 	}
 	f.Dir, f.Source = dir, b
 	return f, f.Validate()
+}
+
+// Resolve is a path of the file (App.Dir, Proxy.Config): as it is when
+// absolute, else relative to the file's directory.
+func (f File) Resolve(p string) string {
+	return resolve(f.Dir, p)
+}
+
+func resolve(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
 }

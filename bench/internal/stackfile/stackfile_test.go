@@ -113,3 +113,11 @@ func TestAppCommand(t *testing.T) {
 	assert.Equal(t, []string{"uwsgi", "--plugin", "python311", "--http-socket", "127.0.0.1:8000", "--pythonpath", AppRoot,
 		"--module", "shop:app", "--need-app", "--die-on-term", "--processes", "2"}, a.Command(8000))
 }
+
+// A team's image never runs as root: only numeric ids above 0.
+func TestNonRoot(t *testing.T) {
+	for user, ok := range map[string]bool{"1000": true, "1000:1000": true, "65534:65534": true,
+		"0": false, "00": false, "000:1000": false, "1000:0": false, "root": false, "admin": false, "": false, "1000:": false} {
+		assert.Equal(t, ok, nonRoot(user), "%q", user)
+	}
+}

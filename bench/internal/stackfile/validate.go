@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -23,8 +24,9 @@ const (
 	MaxMemMiB  = 4096
 	// ProxyListen is where NGINX listens in the pod, custom configs too.
 	ProxyListen = "127.0.0.1:8080"
-	// MaxLargeBytes bounds paths.large.bytes: 1 GiB.
-	MaxLargeBytes = 1 << 30
+	// MaxLargeBytes bounds paths.large.bytes: a slow reader reads at
+	// 2 MiB/s within the client's 60 s download timeout.
+	MaxLargeBytes = 100 << 20
 )
 
 // Programs are the servers an app directory can run under.
@@ -41,7 +43,7 @@ var (
 	nameRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 	moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$`)
 	envRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-	userRe   = regexp.MustCompile(`^([0-9]+(:[0-9]+)?|[a-z_][a-z0-9_-]*(:[a-z_][a-z0-9_-]*)?)$`)
+	userRe   = regexp.MustCompile(`^([0-9]+)(:([0-9]+))?$`)
 	refRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[a-f0-9]{64})?$`)
 )
 
@@ -98,9 +100,9 @@ func (f File) Validate() error {
 }
 
 func (a *App) validate(dir string, bad func(string, any, string)) {
-	abs := filepath.Join(dir, a.Dir)
+	abs := resolve(dir, a.Dir)
 	if st, err := os.Stat(abs); a.Dir == "" || err != nil || !st.IsDir() {
-		bad("app.dir", a.Dir, "a directory, relative to the stack file, that exists")
+		bad("app.dir", a.Dir, "a directory that exists, absolute or relative to the stack file")
 	}
 	if !moduleRe.MatchString(a.Module) {
 		bad("app.module", a.Module, `an import path "package.module:callable", e.g. "shop.wsgi:application"`)
@@ -160,13 +162,30 @@ func (im *Image) validate(bad func(string, any, string)) {
 	if im.Port < 1024 || im.Port > 65535 || fmt.Sprintf("127.0.0.1:%d", im.Port) == ProxyListen {
 		bad("image.port", im.Port, "the port the command listens on, 1024 to 65535 but 8080 (NGINX's)")
 	}
-	if !userRe.MatchString(im.User) || im.User == "0" || strings.HasPrefix(im.User, "0:") || strings.HasPrefix(im.User, "root") {
-		bad("image.user", im.User, `a non-root user: "uid", "uid:gid" or a name the image knows`)
+	if !nonRoot(im.User) {
+		bad("image.user", im.User, `a numeric, non-root user: "uid" or "uid:gid", neither 0 (a name could be root inside the image)`)
 	}
 	if im.Workdir != "" && !filepath.IsAbs(im.Workdir) {
 		bad("image.workdir", im.Workdir, "an absolute path, or nothing for the image's own")
 	}
 	validEnv("image.env", im.Env, bad)
+}
+
+// nonRoot is whether user is "uid" or "uid:gid", numbers above 0.
+func nonRoot(user string) bool {
+	m := userRe.FindStringSubmatch(user)
+	if m == nil {
+		return false
+	}
+	for _, id := range []string{m[1], m[3]} {
+		if id == "" {
+			continue
+		}
+		if n, err := strconv.Atoi(id); err != nil || n <= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 func validEnv(field string, env map[string]string, bad func(string, any, string)) {
@@ -196,9 +215,9 @@ func (p Proxy) validate(dir string, bad func(string, any, string)) {
 		}
 		return
 	}
-	b, err := os.ReadFile(filepath.Join(dir, p.Config))
+	b, err := os.ReadFile(resolve(dir, p.Config))
 	if p.Config == "" || err != nil {
-		bad("proxy.config", p.Config, "an NGINX config file, relative to the stack file, that exists")
+		bad("proxy.config", p.Config, "an NGINX config file that exists, absolute or relative to the stack file")
 		return
 	}
 	if len(strings.TrimSpace(string(b))) == 0 {

@@ -32,7 +32,9 @@ var ErrNoStepData = errors.New("no sound run")
 // Step decides a step on its condition summary s against boundMs: each
 // sound run either held (valid, p95 within the bound) or broke (a /fast
 // request or a slow client failed, or p95 over the bound); the majority
-// decides. measured is the median p95 of its valid runs (0 when none).
+// decides, but a step is broken only on two sound runs at least: one run
+// that broke alone is undecided, so one noisy run never fails a stack.
+// measured is the median p95 of its valid runs (0 when none).
 func Step(s report.Condition, boundMs float64) (state StepState, measured float64, err error) {
 	if s.RunsSound == 0 {
 		return StepBroken, 0, ErrNoStepData
@@ -47,7 +49,7 @@ func Step(s report.Condition, boundMs float64) (state StepState, measured float6
 	switch {
 	case held > broke:
 		return StepHeld, s.P95Ms, nil
-	case broke > held:
+	case broke > held && broke >= 2:
 		return StepBroken, s.P95Ms, nil
 	}
 	return StepUndecided, s.P95Ms, nil
@@ -86,6 +88,9 @@ func (r stackReq) Eval(d Data) (Outcome, error) {
 			return Outcome{}, fmt.Errorf("step %d (%s) did not run, and no earlier step broke", n, id)
 		}
 		state, _, err := Step(s, r.bound)
+		if n > r.required && (err != nil || state == StepUndecided) {
+			break // the step past the requirement only bounds it
+		}
 		if err != nil {
 			return Outcome{}, fmt.Errorf("step %d (%s): %w", n, id, err)
 		}

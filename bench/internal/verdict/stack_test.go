@@ -29,8 +29,10 @@ func TestStep(t *testing.T) {
 		want StepState
 	}{
 		"held":                {runs("s", 0, 2.1), StepHeld},
-		"over the bound":      {runs("s", 0, 5900), StepBroken},
-		"failed requests":     {runs("s", 1), StepBroken},
+		"one failed run":      {runs("s", 1), StepUndecided},
+		"two failed runs":     {runs("s", 2), StepBroken},
+		"one broke alone":     {runs("s", 0, 5900), StepUndecided},
+		"two broke":           {runs("s", 0, 5900, 5800), StepBroken},
 		"one noisy run of 2":  {runs("s", 0, 2.1, 80), StepUndecided},
 		"majority of 3 held":  {runs("s", 0, 2.1, 80, 3.0), StepHeld},
 		"majority of 3 broke": {runs("s", 1, 2.1, 80), StepBroken},
@@ -79,7 +81,17 @@ func TestStackRequirement(t *testing.T) {
 	c = claim(data(runs("s0", 0, 2), runs("s1", 0, 2), report.Condition{ID: "s2", RunsTotal: 2}))
 	assert.Equal(t, report.StatusMissing, c.Status, "s2 ran but no run was sound")
 
-	c = claim(data(runs("s0", 0, 900)))
+	c = claim(data(runs("s0", 0, 2), runs("s1", 0, 2), runs("s2", 0, 3), report.Condition{ID: "s3", RunsTotal: 1}))
+	assert.Equal(t, report.StatusHolds, c.Status, "the step past the requirement without data bounds nothing")
+	assert.EqualValues(t, 2, c.Measured)
+
+	c = claim(data(runs("s0", 0, 2), runs("s1", 0, 2), runs("s2", 0, 3), runs("s3", 0, 2, 900)))
+	assert.Equal(t, report.StatusHolds, c.Status, "an undecided step past the requirement does not fail it")
+
+	c = claim(data(runs("s0", 0, 2), runs("s1", 0, 2), runs("s2", 0, 900)))
+	assert.Equal(t, report.StatusMissing, c.Status, "one run that broke alone decides nothing")
+
+	c = claim(data(runs("s0", 0, 900, 950)))
 	assert.Equal(t, report.StatusFails, c.Status, "the baseline broke")
 	assert.EqualValues(t, -1, c.Measured)
 
