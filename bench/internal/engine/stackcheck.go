@@ -152,10 +152,11 @@ func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
 	return sc.condition(StackStepID(sc.File.Name, b.Column, n), b.Column, n)
 }
 
+// condition is the matrix's cell of the stack's row on its path under n
+// of col's clients, aimed at the team's paths and limits.
 func (sc StackCheck) condition(id string, col Column, n int) Condition {
-	c := Condition{ID: id, Server: sc.Row.Server, Path: sc.Path, TCP: Stock, ClientCPUs: ClientCPUsFor(n),
-		AppLimits: sc.AppLimits, ProxyLimits: sc.ProxyLimits}
-	col.Apply(&c, n)
+	c, _ := cell(id, col, sc.Row, sc.Path, n) // every stack column takes every row
+	c.AppLimits, c.ProxyLimits = sc.AppLimits, sc.ProxyLimits
 	t := sc.Target
 	c.Target = &t
 	if n > 0 && col.ID == SlowRead.ID {

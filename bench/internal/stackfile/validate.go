@@ -81,15 +81,15 @@ func (f File) Validate() error {
 		bad("limits.proxy", "set", "no proxy limits when proxy.mode is none")
 	}
 	r := f.Requires
-	any := false
+	required := false
 	for field, n := range map[string]int{"slow_readers": r.SlowReaders, "slow_uploads": r.SlowUploads,
 		"slow_headers": r.SlowHeaders, "silent_connections": r.SilentConnections} {
 		if n < 0 || n > MaxClients {
 			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", MaxClients))
 		}
-		any = any || n > 0
+		required = required || n > 0
 	}
-	if !any {
+	if !required {
 		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections above 0")
 	}
 	if r.FastP95Ms < 0 || r.FastP95Ms > MaxP95Ms {
