@@ -1,10 +1,7 @@
 package probe
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,15 +29,24 @@ type Usage struct {
 // ReadUsage reads the usage of the cgroup mounted at root (in a container,
 // /sys/fs/cgroup), v2 when root has cgroup.controllers, v1 otherwise.
 func ReadUsage(root string) (Usage, error) {
-	if isV2(root) {
-		return readUsageV2(root)
-	}
-	return readUsageV1(root)
+	return (*files)(nil).usage(root)
 }
 
-func readUsageV2(root string) (Usage, error) {
+// usage reads the usage of the cgroup mounted at root through f.
+func (f *files) usage(root string) (Usage, error) {
+	v2, err := f.exists(filepath.Join(root, "cgroup.controllers"))
+	if err != nil {
+		return Usage{}, fmt.Errorf("probe: %w", err)
+	}
+	if v2 {
+		return f.usageV2(root)
+	}
+	return f.usageV1(root)
+}
+
+func (f *files) usageV2(root string) (Usage, error) {
 	u := Usage{CgroupVersion: 2}
-	stat, err := readKeyed(root, "cpu.stat")
+	stat, err := f.readKeyed(root, "cpu.stat")
 	if err != nil {
 		return u, err
 	}
@@ -54,36 +60,36 @@ func readUsageV2(root string) (Usage, error) {
 	u.NrPeriods = stat["nr_periods"]
 	u.NrThrottled = stat["nr_throttled"]
 	u.ThrottledTime = time.Duration(stat["throttled_usec"]) * time.Microsecond
-	if u.MemoryBytes, err = readInt(root, "memory.current"); err != nil {
+	if u.MemoryBytes, err = f.readInt(root, "memory.current"); err != nil {
 		return u, err
 	}
-	if _, err := os.Stat(filepath.Join(root, "memory.peak")); err == nil {
-		if u.MemoryPeakBytes, err = readInt(root, "memory.peak"); err != nil {
+	if peak, _ := f.exists(filepath.Join(root, "memory.peak")); peak {
+		if u.MemoryPeakBytes, err = f.readInt(root, "memory.peak"); err != nil {
 			return u, err
 		}
 	}
 	return u, nil
 }
 
-func readUsageV1(root string) (Usage, error) {
+func (f *files) usageV1(root string) (Usage, error) {
 	u := Usage{CgroupVersion: 1}
 	// cpu and cpuacct are often one hierarchy: Docker mounts it as
 	// "cpu,cpuacct" and links cpu and cpuacct to it, other setups mount
 	// only the joint folder.
-	acct, err := firstExisting(root, "cpuacct/cpuacct.usage", "cpu/cpuacct.usage", "cpu,cpuacct/cpuacct.usage")
+	acct, err := f.firstExisting(root, "cpuacct/cpuacct.usage", "cpu/cpuacct.usage", "cpu,cpuacct/cpuacct.usage")
 	if err != nil {
 		return u, err
 	}
-	ns, err := readInt(root, acct)
+	ns, err := f.readInt(root, acct)
 	if err != nil {
 		return u, err
 	}
 	u.CPUUsage = time.Duration(ns)
-	cpuStat, err := firstExisting(root, "cpu/cpu.stat", "cpu,cpuacct/cpu.stat")
+	cpuStat, err := f.firstExisting(root, "cpu/cpu.stat", "cpu,cpuacct/cpu.stat")
 	if err != nil {
 		return u, err
 	}
-	stat, err := readKeyed(root, cpuStat)
+	stat, err := f.readKeyed(root, cpuStat)
 	if err != nil {
 		return u, err
 	}
@@ -95,29 +101,29 @@ func readUsageV1(root string) (Usage, error) {
 	u.NrPeriods = stat["nr_periods"]
 	u.NrThrottled = stat["nr_throttled"]
 	u.ThrottledTime = time.Duration(stat["throttled_time"])
-	if u.MemoryBytes, err = readInt(root, "memory/memory.usage_in_bytes"); err != nil {
+	if u.MemoryBytes, err = f.readInt(root, "memory/memory.usage_in_bytes"); err != nil {
 		return u, err
 	}
-	if u.MemoryPeakBytes, err = readInt(root, "memory/memory.max_usage_in_bytes"); err != nil {
+	if u.MemoryPeakBytes, err = f.readInt(root, "memory/memory.max_usage_in_bytes"); err != nil {
 		return u, err
 	}
 	return u, nil
 }
 
 // firstExisting is the first of names that exists under root.
-func firstExisting(root string, names ...string) (string, error) {
+func (f *files) firstExisting(root string, names ...string) (string, error) {
 	for _, n := range names {
-		if _, err := os.Stat(filepath.Join(root, n)); err == nil {
-			return n, nil
-		} else if !errors.Is(err, fs.ErrNotExist) {
+		if ok, err := f.exists(filepath.Join(root, n)); err != nil {
 			return "", fmt.Errorf("probe: %w", err)
+		} else if ok {
+			return n, nil
 		}
 	}
 	return "", fmt.Errorf("probe: none of %s under %s: not a cgroup v1 or v2 mount", strings.Join(names, ", "), root)
 }
 
-func readInt(root, name string) (int64, error) {
-	s, err := readLine(root, name)
+func (f *files) readInt(root, name string) (int64, error) {
+	s, err := f.readLine(root, name)
 	if err != nil {
 		return 0, err
 	}
@@ -130,7 +136,11 @@ func readInt(root, name string) (int64, error) {
 
 // readKeyed reads a cgroup flat-keyed file: "key value" lines.
 func readKeyed(root, name string) (map[string]int64, error) {
-	s, err := readLine(root, name)
+	return (*files)(nil).readKeyed(root, name)
+}
+
+func (f *files) readKeyed(root, name string) (map[string]int64, error) {
+	s, err := f.readLine(root, name)
 	if err != nil {
 		return nil, err
 	}

@@ -115,7 +115,11 @@ func maxOrInt(s string) (int64, error) {
 }
 
 func readLine(root, name string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(root, name))
+	return (*files)(nil).readLine(root, name)
+}
+
+func (f *files) readLine(root, name string) (string, error) {
+	b, err := f.read(filepath.Join(root, name))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("probe: no %s under %s: not a cgroup v1 or v2 mount", name, root)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +42,10 @@ type SamplerSpec struct {
 	ProxyPort int `json:"proxy_port"`
 	// IPv6 adds the tcp6 table; the lab's pods talk IPv4 on 127.0.0.1.
 	IPv6 bool `json:"ipv6"`
+	// SocketSource is how the socket table is read: SourceNetlink (the
+	// default, "") or SourceProc. A netlink dump that fails falls back to
+	// /proc for the rest of the series, and Series.SocketSource says so.
+	SocketSource SocketSource `json:"socket_source,omitempty"`
 	// TempDir is NGINX's proxy_temp_path.
 	TempDir string `json:"temp_dir"`
 	// StopFile ends sampling once it exists; MaxDuration bounds it anyway.
@@ -104,7 +109,9 @@ type TempSample struct {
 type Overhead struct {
 	Ticks int `json:"ticks"`
 	// Missed counts ticks skipped because a sample took over an interval.
-	Missed    int           `json:"missed"`
+	Missed int `json:"missed"`
+	// CPUTime is the sampling loop's own CPU, all threads, user and
+	// system: the process's start and the encoding of the series are not in it.
 	CPUTime   time.Duration `json:"cpu_time_ns"`
 	Wall      time.Duration `json:"wall_ns"`
 	SampleP50 time.Duration `json:"sample_p50_ns"`
@@ -121,6 +128,8 @@ type Series struct {
 	Waits         []WaitSample     `json:"waits"`
 	TempFiles     []TempSample     `json:"temp_files"`
 	Overhead      Overhead         `json:"overhead"`
+	// SocketSource is the socket source the series ended on.
+	SocketSource SocketSource `json:"socket_source"`
 	// Errors are sampling failures that did not stop the series (e.g. a
 	// cgroup file unreadable on this engine), each once.
 	Errors []string `json:"errors,omitempty"`
@@ -138,7 +147,13 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	if spec.MaxDuration <= 0 {
 		spec.MaxDuration = DefaultMaxDuration
 	}
-	s := Series{Spec: spec, StartUnixNano: time.Now().UnixNano()}
+	if spec.SocketSource == "" {
+		spec.SocketSource = SourceNetlink
+	}
+	if spec.SocketSource != SourceNetlink && spec.SocketSource != SourceProc {
+		return Series{}, fmt.Errorf("probe: SamplerSpec.SocketSource %q: want %q or %q", spec.SocketSource, SourceNetlink, SourceProc)
+	}
+	s := Series{Spec: spec, StartUnixNano: time.Now().UnixNano(), SocketSource: spec.SocketSource}
 	seenErr := map[string]bool{}
 	note := func(err error) {
 		if err != nil && !seenErr[err.Error()] {
@@ -147,6 +162,11 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 		}
 	}
 	var durations []time.Duration
+	fr := newFiles()
+	defer fr.Close()
+	// The cost is the loop's own: the process's start and the spec's
+	// decoding are left out, as the series' encoding after it is.
+	cpu0 := cpuTime()
 	start := time.Now()
 	ticker := time.NewTicker(spec.Interval)
 	defer ticker.Stop()
@@ -159,7 +179,8 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 			s.Processes = mergeProcesses(s.Processes, procs)
 		}
 		t0 := time.Now()
-		sampleOnce(&s, spec, note)
+		sampleOnce(&s, spec, fr, note)
+		fr.sweep()
 		durations = append(durations, time.Since(t0))
 		if _, err := os.Stat(spec.StopFile); err == nil || time.Since(start) > spec.MaxDuration {
 			break
@@ -174,10 +195,7 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 			s.Overhead.Missed += int(d / spec.Interval)
 		}
 	}
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
-		s.Overhead.CPUTime = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	}
+	s.Overhead.CPUTime = cpuTime() - cpu0
 	s.Overhead.Ticks = len(durations)
 	s.Overhead.Wall = time.Since(start)
 	slices.Sort(durations)
@@ -186,7 +204,16 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	return s, nil
 }
 
-func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
+// cpuTime is the process's CPU time so far, user and system, all threads.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 	now := time.Now().UnixNano()
 	var workers, nginx []int
 	rolePID := map[string]int{}
@@ -208,7 +235,7 @@ func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
 	for _, role := range sortedKeys(rolePID) {
 		// A container's cgroup is visible through any of its processes'
 		// root: /proc/PID/root/sys/fs/cgroup is its own cgroup mount.
-		u, err := ReadUsage(filepath.Join(spec.ProcRoot, strconv.Itoa(rolePID[role]), "root/sys/fs/cgroup"))
+		u, err := fr.usage(filepath.Join(spec.ProcRoot, strconv.Itoa(rolePID[role]), "root/sys/fs/cgroup"))
 		if err != nil {
 			note(fmt.Errorf("%s cgroup: %w", role, err))
 			continue
@@ -218,7 +245,7 @@ func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
 	// The socket read keeps its own times: the reads before it may have
 	// been delayed, and the read itself takes milliseconds.
 	readAt := time.Now().UnixNano()
-	if socks, err := Sockets(spec.ProcRoot, spec.IPv6); err != nil {
+	if socks, err := readSockets(s, spec, note); err != nil {
 		note(err)
 	} else {
 		ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
@@ -230,7 +257,7 @@ func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
 		}
 		s.Sockets = append(s.Sockets, ss)
 	}
-	if w, err := Waits(spec.ProcRoot, workers); err != nil {
+	if w, err := fr.waits(spec.ProcRoot, workers, syscallNames[runtime.GOARCH]); err != nil {
 		note(err)
 	} else {
 		s.Waits = append(s.Waits, WaitSample{UnixNano: now, Waits: w})
@@ -242,6 +269,20 @@ func sampleOnce(s *Series, spec SamplerSpec, note func(error)) {
 			s.TempFiles = append(s.TempFiles, TempSample{UnixNano: now, TotalBytes: t.TotalBytes, Files: t.FileCount})
 		}
 	}
+}
+
+// readSockets reads the socket table from the series' source; a netlink
+// failure is noted and the series goes on from /proc.
+func readSockets(s *Series, spec SamplerSpec, note func(error)) ([]Socket, error) {
+	if s.SocketSource == SourceNetlink {
+		socks, err := SocketsNetlink(spec.IPv6)
+		if err == nil {
+			return socks, nil
+		}
+		note(fmt.Errorf("%w; reading /proc/net/tcp from here on", err))
+		s.SocketSource = SourceProc
+	}
+	return Sockets(spec.ProcRoot, spec.IPv6)
 }
 
 // rolesOf lists the processes of the spec's containers, with their roles.

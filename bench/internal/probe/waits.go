@@ -2,7 +2,6 @@ package probe
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -84,22 +83,23 @@ func Waits(procRoot string, pids []int) ([]Wait, error) {
 
 // readWaits takes the syscall table so tests read x86_64 fixtures anywhere.
 func readWaits(procRoot string, pids []int, names map[int]string) ([]Wait, error) {
-	pfs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return nil, fmt.Errorf("probe: %w", err)
-	}
+	return (*files)(nil).waits(procRoot, pids, names)
+}
+
+// waits reads where pids' threads wait through f.
+func (f *files) waits(procRoot string, pids []int, names map[int]string) ([]Wait, error) {
 	out := []Wait{}
 	for _, pid := range pids {
-		threads, err := pfs.AllThreads(pid)
+		task := filepath.Join(procRoot, strconv.Itoa(pid), "task")
+		tids, err := f.threads(task)
 		if gone(err) {
 			continue
 		}
 		if err != nil {
-			return nil, fileErr(filepath.Join(procRoot, strconv.Itoa(pid), "task"), err)
+			return nil, fileErr(task, err)
 		}
-		slices.SortFunc(threads, func(a, b procfs.Proc) int { return a.PID - b.PID })
-		for _, th := range threads {
-			w, err := readWait(procRoot, pid, th, names)
+		for _, tid := range tids {
+			w, err := f.wait(procRoot, pid, tid, names)
 			if gone(err) {
 				continue
 			}
@@ -112,23 +112,24 @@ func readWaits(procRoot string, pids []int, names map[int]string) ([]Wait, error
 	return out, nil
 }
 
-func readWait(procRoot string, pid int, th procfs.Proc, names map[int]string) (Wait, error) {
-	w := Wait{PID: pid, TID: th.PID}
-	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task", strconv.Itoa(th.PID))
-	var err error
-	if w.Comm, err = th.Comm(); err != nil {
+func (f *files) wait(procRoot string, pid, tid int, names map[int]string) (Wait, error) {
+	w := Wait{PID: pid, TID: tid}
+	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task", strconv.Itoa(tid))
+	b, err := f.read(filepath.Join(dir, "comm"))
+	if err != nil {
 		return w, fileErr(filepath.Join(dir, "comm"), err)
 	}
-	if w.Wchan, err = th.Wchan(); err != nil {
+	w.Comm = strings.TrimSuffix(string(b), "\n")
+	if b, err = f.read(filepath.Join(dir, "wchan")); err != nil {
 		return w, fileErr(filepath.Join(dir, "wchan"), err)
 	}
 	// The kernel writes no newline and "0" for no wait channel; tolerate
 	// both in hand-made trees.
-	if w.Wchan = strings.TrimSpace(w.Wchan); w.Wchan == "0" {
+	if w.Wchan = strings.TrimSpace(string(b)); w.Wchan == "0" {
 		w.Wchan = ""
 	}
 	// procfs has no reader for syscall.
-	b, err := os.ReadFile(filepath.Join(dir, "syscall"))
+	b, err = f.read(filepath.Join(dir, "syscall"))
 	if err != nil {
 		return w, fileErr(filepath.Join(dir, "syscall"), err)
 	}

@@ -119,6 +119,9 @@ type ProbeCost struct {
 	Missed      int     `json:"missed"`
 	SampleP50Ms float64 `json:"sample_p50_ms"`
 	SampleMaxMs float64 `json:"sample_max_ms"`
+	// SocketSource is how the socket table was read: netlink (sock_diag)
+	// or proc (/proc/net/tcp, the fallback).
+	SocketSource string `json:"socket_source,omitempty"`
 }
 
 // Rows of the probe's JSON-lines reports, each keyed by condition, run and

@@ -1,0 +1,81 @@
+package probe
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestFilesRereadsKeptOpen shows what the sampler relies on, on this
+// kernel: a process's task directory and a thread's files, kept open, give
+// the current state at each read (comm changes at exec), and a process that
+// exits answers with an error gone() knows, after which its files are
+// forgotten.
+func TestFilesRereadsKeptOpen(t *testing.T) {
+	f := newFiles()
+	t.Cleanup(f.Close)
+	cmd := exec.Command("sh", "-c", "read x; exec sleep 10")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	task := fmt.Sprintf("/proc/%d/task", pid)
+	comm := fmt.Sprintf("%s/%d/comm", task, pid)
+
+	tids, err := f.threads(task)
+	require.NoError(t, err)
+	assert.Equal(t, []int{pid}, tids)
+	b, err := f.read(comm)
+	require.NoError(t, err)
+	assert.Equal(t, "sh\n", string(b))
+
+	_, err = stdin.Write([]byte("go\n"))
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool {
+		b, err := f.read(comm)
+		return err == nil && string(b) == "sleep\n"
+	}, 2*time.Second, 10*time.Millisecond, "the same open file shows the comm after exec")
+
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	_, err = f.read(comm)
+	assert.True(t, gone(err), "an exited process's kept file: %v", err)
+	assert.NotContains(t, f.open, comm, "is forgotten")
+	_, err = f.threads(task)
+	assert.True(t, gone(err), "its kept task directory: %v", err)
+	assert.Empty(t, f.open)
+
+	_, err = f.read("/proc/self/stat")
+	require.NoError(t, err)
+	f.sweep() // this tick read it
+	assert.Len(t, f.open, 1)
+	f.sweep() // the next did not
+	assert.Empty(t, f.open)
+}
+
+// TestFilesReadsRegularFiles: the fixture trees are plain files, read the
+// same way, content changes included.
+func TestFilesReadsRegularFiles(t *testing.T) {
+	f := newFiles()
+	t.Cleanup(f.Close)
+	p := filepath.Join(t.TempDir(), "cpu.stat")
+	require.NoError(t, os.WriteFile(p, []byte("usage_usec 10\n"), 0o644))
+	b, err := f.read(p)
+	require.NoError(t, err)
+	assert.Equal(t, "usage_usec 10\n", string(b))
+	require.NoError(t, os.WriteFile(p, []byte("usage_usec 2000\n"), 0o644))
+	b, err = f.read(p)
+	require.NoError(t, err)
+	assert.Equal(t, "usage_usec 2000\n", string(b))
+
+	ok, err := f.exists(filepath.Join(filepath.Dir(p), "cgroup.controllers"))
+	require.NoError(t, err)
+	assert.False(t, ok)
+}
