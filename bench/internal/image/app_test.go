@@ -11,6 +11,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // fakeEngine records builds and knows the images built.
@@ -85,4 +86,17 @@ func TestEnsureApp(t *testing.T) {
 	_, err = Inspect(eng, "team/other:2")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `image "team/other:2" is not on the engine`)
+}
+
+func TestBuildTempDir(t *testing.T) {
+	if buildTempDir(shmDir, 1) == "" {
+		t.Skip("no tmpfs at /dev/shm here")
+	}
+	assert.Equal(t, shmDir, buildTempDir(shmDir, minBuildTmpfs))
+	assert.Empty(t, buildTempDir(shmDir, 1<<60), "too little room")
+	var st unix.Statfs_t
+	if require.NoError(t, unix.Statfs(".", &st)); st.Type != unix.TMPFS_MAGIC {
+		assert.Empty(t, buildTempDir(".", 1), "not a tmpfs")
+	}
+	assert.Empty(t, buildTempDir("/nonexistent", 1))
 }

@@ -20,12 +20,14 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
 	dc "github.com/ory/dockertest/v3/docker"
+	"golang.org/x/sys/unix"
 
 	"wsgilab/bench/internal/report"
 	"wsgilab/fixtures"
@@ -111,7 +113,11 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		return report.Image{}, fmt.Errorf("image: %s is missing and mmdebstrap is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
 	}
-	dir, err := os.MkdirTemp("", "wsgilab-image-")
+	// mmdebstrap unpacks and installs in a temporary directory: on a
+	// tmpfs the build took 36-38 s here, on the disk 38-55 s (dpkg's
+	// fsyncs and writeback on a shared virtual disk).
+	tmp := buildTempDir(shmDir, minBuildTmpfs)
+	dir, err := os.MkdirTemp(tmp, "wsgilab-image-")
 	if err != nil {
 		return report.Image{}, err
 	}
@@ -122,6 +128,9 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 	rootfs := filepath.Join(dir, "rootfs.tar")
 	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "image", "build.sh"), rootfs)
 	cmd.Stdout, cmd.Stderr = log, log
+	if tmp != "" {
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	}
 	if err := cmd.Run(); err != nil {
 		return report.Image{}, fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
 	}
@@ -139,6 +148,26 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
 }
 
+// Where the base image is built when there is room: the build needs about
+// 1 GiB (the chroot, its .debs and the tarball).
+const (
+	shmDir        = "/dev/shm"
+	minBuildTmpfs = 2 << 30
+)
+
+// buildTempDir is dir if it is a tmpfs with at least min bytes free, else
+// "" (the default temporary directory).
+func buildTempDir(dir string, min uint64) string {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
+		return ""
+	}
+	if st.Bavail*uint64(st.Bsize) < min {
+		return ""
+	}
+	return dir
+}
+
 // SplitRef splits "repo:tag" (a registry port is not a tag).
 func SplitRef(ref string) (repo, tag string) {
 	if i := strings.LastIndex(ref, ":"); i > 0 && !strings.Contains(ref[i:], "/") {
@@ -147,9 +176,11 @@ func SplitRef(ref string) (repo, tag string) {
 	return ref, "latest"
 }
 
+// dockerfile makes the lab layer in one step: each step of the legacy
+// builder creates a container and commits it, and two COPYs took 7.5-10 s
+// here against 3 s for one.
 const dockerfile = `FROM %s
-COPY wsgiapp/ ` + wsgiapp.Dir + `/
-COPY labagent ` + AgentPath + `
+COPY root/ /
 `
 
 // EnsureLab finds or builds the lab image: base plus the WSGI apps and the
@@ -187,10 +218,10 @@ func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (repo
 
 func labContext(df string, agent []byte) (io.Reader, error) {
 	return tarContext(df, func(add addFunc) error {
-		if err := add("labagent", 0o755, agent); err != nil {
+		if err := add(path.Join("root", AgentPath), 0o755, agent); err != nil {
 			return err
 		}
-		return addFS(add, wsgiapp.Files, "wsgiapp/")
+		return addFS(add, wsgiapp.Files, path.Join("root", wsgiapp.Dir)+"/")
 	})
 }
 
