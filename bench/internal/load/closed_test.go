@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -71,4 +72,68 @@ func TestClosedBurnSlowsTheGenerator(t *testing.T) {
 
 	err = ClosedSpec{URL: srv.URL, N: 1, C: 1, Timeout: time.Second, Burn: time.Second}.Validate()
 	assert.ErrorContains(t, err, "Burn 1s: want 0 to 100ms")
+}
+
+// A server that accepts and never answers: each request fails as a
+// receive failure at its timeout, as ab -s counts it, and the run ends.
+func TestClosedTimesOutASilentServer(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() })
+	held := make(chan net.Conn, 8)
+	t.Cleanup(func() {
+		for len(held) > 0 {
+			(<-held).Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held <- c
+		}
+	}()
+	const timeout = 200 * time.Millisecond
+	res, err := Closed(context.Background(), ClosedSpec{URL: "http://" + ln.Addr().String() + "/", N: 4, C: 2, Timeout: timeout})
+	require.NoError(t, err)
+	assert.Equal(t, 4, res.Completed)
+	assert.Equal(t, 4, res.FailedBy[FailReceive])
+	assert.GreaterOrEqual(t, res.Total, 2*timeout, "two rounds of two")
+	assert.Less(t, res.Total, 2*timeout+200*time.Millisecond, "each ended within the deadline check's period")
+}
+
+// Bodies larger than the read buffer are counted to the byte, and a server
+// that closes without an answer is a receive failure.
+func TestClosedCountsLargeBodiesAndEmptyAnswers(t *testing.T) {
+	var n atomic.Int64
+	big := strings.Repeat("x", 300<<10)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%4 == 0 {
+			c, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				c.Close()
+			}
+			return
+		}
+		w.Write([]byte(big))
+	}))
+	t.Cleanup(srv.Close)
+	res, err := Closed(context.Background(), ClosedSpec{URL: srv.URL + "/big", N: 40, C: 5, Timeout: 5 * time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, 40, res.Completed)
+	assert.Equal(t, map[string]int{FailReceive: 10}, res.FailedBy, "no length failure: every body counted whole")
+}
+
+func TestClosedStopsOnItsContext(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	t.Cleanup(func() { ln.Close() }) // accepts nothing: connections wait in the backlog
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	began := time.Now()
+	_, err = Closed(ctx, ClosedSpec{URL: "http://" + ln.Addr().String() + "/", N: 10, C: 2, Timeout: 30 * time.Second})
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(began), time.Second)
 }
