@@ -6,12 +6,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The closed loop's socket calls never block (its descriptors are
-// non-blocking), so they go through RawSyscall: no entersyscall and
-// exitsyscall around each, which otherwise let the runtime's sysmon hand
-// the loop's P to another thread and take it back (futex wake-ups, a
-// quarter of the loop's time when measured). Only epoll_wait blocks, and
-// it goes through the ordinary path.
+// The closed loop's calls never block (its descriptors are non-blocking,
+// and it polls its epoll set with no timeout), so they go through
+// RawSyscall: no entersyscall and exitsyscall around each, which let the
+// runtime hand the loop's P to another thread and back.
 
 func errnoErr(e unix.Errno) error {
 	if e == 0 {
@@ -60,6 +58,7 @@ func rawEpollAdd(ep, fd int, events uint32) error {
 
 // rawEpollPoll returns the events ready now, without waiting.
 func rawEpollPoll(ep int, events []unix.EpollEvent) (int, error) {
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))), uintptr(len(events)), 0, 0, 0)
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT, uintptr(ep), uintptr(unsafe.Pointer(unsafe.SliceData(events))),
+		uintptr(len(events)), 0, 0, 0)
 	return int(n), errnoErr(e)
 }
