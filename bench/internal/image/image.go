@@ -107,6 +107,14 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 	} else if !errors.Is(err, dc.ErrNoSuchImage) {
 		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
+	return BuildBase(ctx, eng, ref, log)
+}
+
+// BuildBase builds the base image from the embedded recipe as ref,
+// whether or not an image of that name exists: build.sh by mmdebstrap,
+// then an import through the Docker API. Build output goes to log.
+func BuildBase(ctx context.Context, eng Engine, ref string, log io.Writer) (report.Image, error) {
+	start := time.Now()
 	if os.Geteuid() != 0 {
 		return report.Image{}, fmt.Errorf("image: %s is missing and building it needs root (mmdebstrap); run 'make image' as root", ref)
 	}

@@ -1,0 +1,98 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"slices"
+	"testing"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/stats"
+	"wsgilab/bench/internal/verdict"
+)
+
+// BenchmarkInstruments reports what the lab's own instruments cost, one
+// figure per metric, so benchstat can track them (make bench
+// BENCH=Instruments). One iteration is one measurement:
+//
+//   - generator/<server>: our closed loop then ab on the same pod, article
+//     B's non-blocking cell at the profile's -n: our CPU per request over
+//     ab's, our req/s over ab's, and our CPU per request;
+//   - run/<condition>: one article A run: the sampler's CPU (% of a
+//     core), the prober's worst schedule lag, and wall time over the load
+//     window;
+//   - image/base: a cold build of the base image under a scratch tag,
+//     removed after (root and mmdebstrap needed).
+func BenchmarkInstruments(b *testing.B) {
+	prof := engine.ProfilesB[lab.Settings.Profile]
+	for _, srv := range engine.ServersB {
+		b.Run("generator/"+srv.ID, func(b *testing.B) {
+			pod := lab.StartB(b, srv, 0)
+			if err := lab.WarmUpB(pod, srv, 0, prof); err != nil {
+				b.Fatal(err)
+			}
+			var cpu, rate, perReq []float64
+			for i := 0; i < b.N; i++ {
+				var pair [2]engine.RunB
+				for j, gen := range []string{verdict.Ours, verdict.AB} {
+					r, err := lab.MeasureB(pod, srv, 0, gen, i+1, prof, 0)
+					if err != nil {
+						b.Fatal(err)
+					}
+					pair[j] = r
+				}
+				c, q := engine.GeneratorCost(pair[0], pair[1])
+				cpu, rate = append(cpu, c), append(rate, q)
+				perReq = append(perReq, float64(pair[0].Result.CPU.Microseconds())/float64(pair[0].Result.Completed))
+			}
+			b.ReportMetric(stats.Median(cpu), "cpu/req-vs-ab")
+			b.ReportMetric(stats.Median(rate), "req/s-vs-ab")
+			b.ReportMetric(stats.Median(perReq), "cpu-us/req")
+		})
+	}
+	plan := lab.Settings.Plan()
+	for _, id := range []string{"direct-0dl", "direct-2dl"} {
+		i := slices.IndexFunc(plan.Conditions, func(c engine.Condition) bool { return c.ID == id })
+		if i < 0 {
+			b.Fatalf("no condition %s in the %s profile", id, lab.Settings.Profile)
+		}
+		c := plan.Conditions[i]
+		b.Run("run/"+c.ID, func(b *testing.B) {
+			var probe, lag, wall []float64
+			for i := 0; i < b.N; i++ {
+				r, err := lab.RunA(b, c, i+1)
+				if err != nil {
+					b.Fatal(err)
+				}
+				p, l, w := engine.RunCost(r)
+				probe, lag, wall = append(probe, p), append(lag, l), append(wall, w)
+			}
+			b.ReportMetric(stats.Median(probe), "probe-cpu-%")
+			b.ReportMetric(slices.Max(lag), "lag-max-ms")
+			b.ReportMetric(stats.Median(wall), "wall/window")
+		})
+	}
+	b.Run("image/base", func(b *testing.B) {
+		pool, err := dockertest.NewPool("")
+		if err != nil {
+			b.Fatal(err)
+		}
+		const ref = "wsgilab-bench-scratch:base"
+		var secs []float64
+		for i := 0; i < b.N; i++ {
+			img, err := image.BuildBase(context.Background(), pool.Client, ref, io.Discard)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := pool.Client.RemoveImageExtended(ref, dc.RemoveImageOptions{Force: true}); err != nil {
+				b.Fatal(err)
+			}
+			secs = append(secs, img.Duration.Seconds())
+		}
+		b.ReportMetric(stats.Median(secs), "build-s")
+	})
+}
