@@ -36,15 +36,10 @@ func (f *files) read(path string) ([]byte, error) {
 	if f == nil {
 		return os.ReadFile(path)
 	}
-	fd, ok := f.open[path]
-	if !ok {
-		var err error
-		if fd, err = os.Open(path); err != nil {
-			return nil, err
-		}
-		f.open[path] = fd
+	fd, err := f.file(path)
+	if err != nil {
+		return nil, err
 	}
-	f.used[path] = true
 	// One pread: a proc or cgroup file generates all of its (small)
 	// content at once, where ReadAt would call again for the EOF.
 	n, err := unix.Pread(int(fd.Fd()), f.buf, 0)
@@ -61,6 +56,21 @@ func (f *files) read(path string) ([]byte, error) {
 	return append([]byte(nil), f.buf[:n]...), nil
 }
 
+// file is path's kept descriptor, opened at its first use, and marks it
+// read this tick.
+func (f *files) file(path string) (*os.File, error) {
+	fd, ok := f.open[path]
+	if !ok {
+		var err error
+		if fd, err = os.Open(path); err != nil {
+			return nil, err
+		}
+		f.open[path] = fd
+	}
+	f.used[path] = true
+	return fd, nil
+}
+
 // threads lists the thread ids in a /proc/PID/task directory, in order.
 // The directory stays open too: seeking it to 0 lists it anew.
 func (f *files) threads(task string) ([]int, error) {
@@ -74,16 +84,11 @@ func (f *files) threads(task string) ([]int, error) {
 			names = append(names, e.Name())
 		}
 	} else {
-		fd, ok := f.open[task]
-		if !ok {
-			var err error
-			if fd, err = os.Open(task); err != nil {
-				return nil, err
-			}
-			f.open[task] = fd
+		fd, err := f.file(task)
+		if err != nil {
+			return nil, err
 		}
-		f.used[task] = true
-		_, err := fd.Seek(0, io.SeekStart)
+		_, err = fd.Seek(0, io.SeekStart)
 		if err == nil {
 			names, err = fd.Readdirnames(-1)
 		}

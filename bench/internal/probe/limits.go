@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,8 +50,8 @@ func ReadLimits(root string) (Limits, error) {
 // isV2 tells a cgroup v2 mount (one tree with cgroup.controllers at its
 // root) from v1's per-controller trees.
 func isV2(root string) bool {
-	_, err := os.Stat(filepath.Join(root, "cgroup.controllers"))
-	return err == nil
+	ok, _ := (*files)(nil).exists(filepath.Join(root, "cgroup.controllers"))
+	return ok
 }
 
 func readV2(root string) (Limits, error) {

@@ -166,7 +166,7 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	defer fr.Close()
 	// The cost is the loop's own: the process's start and the spec's
 	// decoding are left out, as the series' encoding after it is.
-	cpu0 := cpuTime()
+	cpu0 := SelfCPU()
 	start := time.Now()
 	ticker := time.NewTicker(spec.Interval)
 	defer ticker.Stop()
@@ -195,7 +195,7 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 			s.Overhead.Missed += int(d / spec.Interval)
 		}
 	}
-	s.Overhead.CPUTime = cpuTime() - cpu0
+	s.Overhead.CPUTime = SelfCPU() - cpu0
 	s.Overhead.Ticks = len(durations)
 	s.Overhead.Wall = time.Since(start)
 	slices.Sort(durations)
@@ -204,8 +204,9 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	return s, nil
 }
 
-// cpuTime is the process's CPU time so far, user and system, all threads.
-func cpuTime() time.Duration {
+// SelfCPU is this process's CPU time so far, user and system, all
+// threads.
+func SelfCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0
@@ -245,7 +246,7 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 	// The socket read keeps its own times: the reads before it may have
 	// been delayed, and the read itself takes milliseconds.
 	readAt := time.Now().UnixNano()
-	if socks, err := readSockets(s, spec, note); err != nil {
+	if socks, err := readSockets(s, spec, SocketsNetlink, note); err != nil {
 		note(err)
 	} else {
 		ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
@@ -273,9 +274,9 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 
 // readSockets reads the socket table from the series' source; a netlink
 // failure is noted and the series goes on from /proc.
-func readSockets(s *Series, spec SamplerSpec, note func(error)) ([]Socket, error) {
+func readSockets(s *Series, spec SamplerSpec, dump func(ipv6 bool) ([]Socket, error), note func(error)) ([]Socket, error) {
 	if s.SocketSource == SourceNetlink {
-		socks, err := SocketsNetlink(spec.IPv6)
+		socks, err := dump(spec.IPv6)
 		if err == nil {
 			return socks, nil
 		}

@@ -90,7 +90,7 @@ func SocketsNetlink(ipv6 bool) ([]Socket, error) {
 			if fam == unix.AF_INET6 && errors.Is(err, unix.ENOENT) {
 				continue // a kernel without IPv6
 			}
-			return nil, fmt.Errorf("probe: sock_diag dump (family %d): %w", fam, err)
+			return nil, fmt.Errorf("probe: sock_diag dump of %s TCP sockets: %w", map[uint8]string{unix.AF_INET: "IPv4", unix.AF_INET6: "IPv6"}[fam], err)
 		}
 		if perr != nil {
 			return nil, perr

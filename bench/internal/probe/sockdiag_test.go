@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -156,4 +157,22 @@ func TestSampleSocketSource(t *testing.T) {
 	spec.SocketSource = "ss"
 	_, err = Sample(context.Background(), spec)
 	assert.ErrorContains(t, err, `SocketSource "ss": want "netlink" or "proc"`)
+}
+
+// A failed dump is noted once and the series goes on from /proc.
+func TestReadSocketsFallsBackToProc(t *testing.T) {
+	spec := SamplerSpec{ProcRoot: probeProc}
+	s := &Series{SocketSource: SourceNetlink}
+	var notes []error
+	broken := func(bool) ([]Socket, error) {
+		return nil, errors.New("probe: sock_diag dump of IPv4 TCP sockets: protocol not supported")
+	}
+	for range 2 {
+		socks, err := readSockets(s, spec, broken, func(err error) { notes = append(notes, err) })
+		require.NoError(t, err)
+		assert.Len(t, socks, 4, "the fixture's table")
+	}
+	assert.Equal(t, SourceProc, s.SocketSource)
+	require.Len(t, notes, 1, "the dump is tried once")
+	assert.ErrorContains(t, notes[0], "protocol not supported; reading /proc/net/tcp from here on")
 }
