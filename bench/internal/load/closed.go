@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/stats"
 )
 
@@ -85,8 +86,8 @@ type ClosedResult struct {
 // Closed runs spec as ab does: one thread and one epoll set, C
 // connections in flight, each slot starting the next of the N requests as
 // soon as its last one ended. Sockets are raw non-blocking descriptors:
-// socket, connect, write, read to EOF, close, and one edge-triggered epoll
-// registration each (a close removes it). Go's net package would add a
+// socket, connect, write, read until the server's close, close, and one
+// edge-triggered epoll registration each (a close removes it). Go's net package would add a
 // goroutine switch per wait, getsockname and getpeername per connection,
 // and a timer and a context per request: 87-92 us of CPU a request
 // against ab's 62-65 us, measured against NGINX on one core.
@@ -95,7 +96,11 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 		return ClosedResult{}, err
 	}
 	u, _ := url.Parse(spec.URL)
-	addr, err := net.ResolveTCPAddr("tcp", u.Host)
+	port := u.Port()
+	if port == "" {
+		port = "80"
+	}
+	addr, err := net.ResolveTCPAddr("tcp4", net.JoinHostPort(u.Hostname(), port))
 	if err != nil {
 		return ClosedResult{}, fmt.Errorf("load: %w", err)
 	}
@@ -127,7 +132,7 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 	// runc's own setup, 15-23 ms measured here (5 ms for the same run
 	// started by nsenter), which is not the generator's work; ab's CPU is
 	// its own process's, started by labagent.
-	cpu0 := cpuTime()
+	cpu0 := probe.SelfCPU()
 	l := closedLoop{spec: spec, req: req, sa: sa, ep: ep, epf: epf, epc: epc, wantLen: -1,
 		res: ClosedResult{Spec: spec, FailedBy: map[string]int{}}, byFD: map[int]*closedConn{}}
 	start := time.Now()
@@ -135,7 +140,7 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 		l.startNext()
 	}
 	events := make([]unix.EpollEvent, spec.C)
-	nextCheck := start
+	l.nextCheck = start
 	for len(l.byFD) > 0 {
 		// Deadlines and the context are looked at when the nearest
 		// deadline comes, and at least every maxWait, not at each wake-up:
@@ -143,20 +148,20 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 		// CPU. The wait lasts until then, so an idle loop (a server taking
 		// 100 ms a request) wakes 10 times a second, not 100.
 		now := time.Now()
-		if !now.Before(nextCheck) {
+		if !now.Before(l.nextCheck) {
 			if err := ctx.Err(); err != nil {
 				l.closeAll()
 				return ClosedResult{}, err
 			}
-			nextCheck = now.Add(maxWait)
-			if nearest := l.expire(now); !nearest.IsZero() && nearest.Before(nextCheck) {
-				nextCheck = nearest
+			l.nextCheck = now.Add(maxWait)
+			if nearest := l.expire(now); !nearest.IsZero() && nearest.Before(l.nextCheck) {
+				l.nextCheck = nearest
 			}
 			if len(l.byFD) == 0 {
 				break
 			}
 		}
-		n, err := l.wait(events, nextCheck.Sub(now))
+		n, err := l.wait(events, l.nextCheck.Sub(now))
 		if err != nil && !errors.Is(err, unix.EINTR) {
 			l.closeAll()
 			return ClosedResult{}, fmt.Errorf("load: epoll_wait: %w", err)
@@ -168,7 +173,7 @@ func Closed(ctx context.Context, spec ClosedSpec) (ClosedResult, error) {
 		}
 	}
 	l.res.Total = time.Since(start)
-	l.res.CPU = cpuTime() - cpu0
+	l.res.CPU = probe.SelfCPU() - cpu0
 	l.lat.Close()
 	l.res.Latencies = l.lat
 	l.res.ReqPerS = float64(l.res.Completed) / l.res.Total.Seconds()
@@ -198,6 +203,8 @@ type closedLoop struct {
 	free    []*closedConn
 	res     ClosedResult
 	lat     stats.Latencies
+	// nextCheck is when deadlines and the context are next looked at.
+	nextCheck time.Time
 	// epf and epc are the epoll set ep as a file of the runtime's poller.
 	epf *os.File
 	epc syscall.RawConn
@@ -238,6 +245,9 @@ func (l *closedLoop) startNext() {
 		}
 		c.fd, c.began, c.deadline, c.headerEnd = fd, began, began.Add(l.spec.Timeout), -1
 		l.byFD[fd] = c
+		if c.deadline.Before(l.nextCheck) {
+			l.nextCheck = c.deadline
+		}
 		return
 	}
 }
@@ -255,7 +265,9 @@ func (l *closedLoop) step(c *closedConn, ev uint32) {
 		}
 		c.connected = true
 		// The request is a few hundred bytes: an empty socket buffer
-		// takes it whole, and a short write is a failure, as in ab.
+		// takes it whole, so a short write never happens here; if it
+		// did, it would count as a receive failure (ab would write the
+		// rest).
 		if n, err := rawWrite(c.fd, l.req); err != nil || n != len(l.req) {
 			l.end(c, FailReceive)
 			return
@@ -290,11 +302,15 @@ func (l *closedLoop) step(c *closedConn, ev uint32) {
 		}
 		c.total += int64(n)
 		if n < len(space) {
-			// A short read emptied the queue. If the peer had closed when
-			// the event came, that was all of it: no read for the EOF.
-			// Else the next edge comes with more data or the close: no
-			// read for EAGAIN.
-			if ev&(unix.EPOLLRDHUP|unix.EPOLLHUP) != 0 {
+			// A short read emptied the queue. If the peer had closed (a
+			// FIN, no error) when the event came, that was all of it: no
+			// read for the EOF. A reset (EPOLLERR) is read to its error,
+			// a receive failure, as ab counts it. Else the next edge
+			// comes with more data or the close: no read for EAGAIN.
+			if ev&unix.EPOLLERR != 0 {
+				continue
+			}
+			if ev&unix.EPOLLRDHUP != 0 {
 				l.end(c, c.verdict(&l.wantLen))
 			}
 			return
@@ -376,8 +392,11 @@ func (l *closedLoop) wait(events []unix.EpollEvent, timeout time.Duration) (int,
 // is seen.
 const maxWait = 100 * time.Millisecond
 
-// expire fails the requests past their deadline, as ab's -s does, and
-// returns the nearest deadline of those left (zero if none is).
+// expire fails the requests past their deadline, a receive failure (a
+// connect failure if it never connected), and returns the nearest
+// deadline of those left (zero if none is). ab's -s is a timeout too, but
+// ab ends the whole run when it expires; here the run goes on, as -r
+// would want.
 func (l *closedLoop) expire(now time.Time) time.Time {
 	var nearest time.Time
 	for _, c := range l.byFD {
@@ -410,15 +429,6 @@ func sockaddr4(addr *net.TCPAddr) (*unix.RawSockaddrInet4, error) {
 	sa := &unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: [4]byte(ip4)}
 	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], uint16(addr.Port))
 	return sa, nil
-}
-
-// cpuTime is the process's CPU time so far, user plus system.
-func cpuTime() time.Duration {
-	var ru unix.Rusage
-	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // parseStatus reads the code of an "HTTP/1.x NNN ..." status line, 0 if
