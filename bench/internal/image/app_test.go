@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"testing"
 	"testing/fstest"
 
@@ -89,14 +91,24 @@ func TestEnsureApp(t *testing.T) {
 }
 
 func TestBuildTempDir(t *testing.T) {
-	if buildTempDir(shmDir, 1) == "" {
-		t.Skip("no tmpfs at /dev/shm here")
+	const plenty = 1 << 40
+	if buildTempDir(shmDir, minBuildTmpfs, plenty) == "" {
+		t.Skip("no tmpfs at /dev/shm here with room for a build")
 	}
-	assert.Equal(t, shmDir, buildTempDir(shmDir, minBuildTmpfs))
-	assert.Empty(t, buildTempDir(shmDir, 1<<60), "too little room")
+	assert.Equal(t, shmDir, buildTempDir(shmDir, minBuildTmpfs, plenty))
+	assert.Empty(t, buildTempDir(shmDir, 1<<60, plenty), "too little room")
+	assert.Empty(t, buildTempDir(shmDir, minBuildTmpfs, minBuildTmpfs-1), "too little memory")
 	var st unix.Statfs_t
 	if require.NoError(t, unix.Statfs(".", &st)); st.Type != unix.TMPFS_MAGIC {
-		assert.Empty(t, buildTempDir(".", 1), "not a tmpfs")
+		assert.Empty(t, buildTempDir(".", 1, plenty), "not a tmpfs")
 	}
-	assert.Empty(t, buildTempDir("/nonexistent", 1))
+	assert.Empty(t, buildTempDir("/nonexistent", 1, plenty))
+}
+
+func TestMemAvailable(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "meminfo")
+	require.NoError(t, os.WriteFile(p, []byte("MemTotal:       24684084 kB\nMemFree:        23577000 kB\nMemAvailable:   24151724 kB\n"), 0o644))
+	assert.EqualValues(t, 24151724<<10, memAvailable(p))
+	assert.Zero(t, memAvailable(filepath.Join(t.TempDir(), "none")))
+	assert.Positive(t, memAvailable("/proc/meminfo"))
 }

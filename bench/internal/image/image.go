@@ -116,15 +116,20 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 func BuildBase(ctx context.Context, eng Engine, ref string, log io.Writer) (report.Image, error) {
 	start := time.Now()
 	if os.Geteuid() != 0 {
-		return report.Image{}, fmt.Errorf("image: %s is missing and building it needs root (mmdebstrap); run 'make image' as root", ref)
+		return report.Image{}, fmt.Errorf("image: building %s needs root (mmdebstrap); run 'make image' as root", ref)
 	}
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
-		return report.Image{}, fmt.Errorf("image: %s is missing and mmdebstrap is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
+		return report.Image{}, fmt.Errorf("image: building %s needs mmdebstrap, which is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
 	}
 	// mmdebstrap unpacks and installs in a temporary directory: on a
 	// tmpfs the build took 36-38 s here, on the disk 38-55 s (dpkg's
 	// fsyncs and writeback on a shared virtual disk).
-	tmp := buildTempDir(shmDir, minBuildTmpfs)
+	tmp := buildTempDir(shmDir, minBuildTmpfs, memAvailable("/proc/meminfo"))
+	where := tmp
+	if where == "" {
+		where = os.TempDir()
+	}
+	fmt.Fprintf(log, "image: building %s in %s\n", ref, where)
 	dir, err := os.MkdirTemp(tmp, "wsgilab-image-")
 	if err != nil {
 		return report.Image{}, err
@@ -163,17 +168,34 @@ const (
 	minBuildTmpfs = 2 << 30
 )
 
-// buildTempDir is dir if it is a tmpfs with at least min bytes free, else
-// "" (the default temporary directory).
-func buildTempDir(dir string, min uint64) string {
+// buildTempDir is dir if it is a tmpfs with at least min bytes free, and
+// at least min bytes of memory available (a tmpfs's free space is not
+// free memory), mounted so that programs run from it (mmdebstrap runs the
+// chroot's); else "" (the default temporary directory).
+func buildTempDir(dir string, min, memAvail uint64) string {
 	var st unix.Statfs_t
 	if err := unix.Statfs(dir, &st); err != nil || st.Type != unix.TMPFS_MAGIC {
 		return ""
 	}
-	if st.Bavail*uint64(st.Bsize) < min {
+	if st.Bavail*uint64(st.Bsize) < min || memAvail < min || st.Flags&(unix.ST_NOEXEC|unix.ST_NODEV) != 0 {
 		return ""
 	}
 	return dir
+}
+
+// memAvailable is MemAvailable of a meminfo file in bytes, 0 if unread.
+func memAvailable(meminfo string) uint64 {
+	b, err := os.ReadFile(meminfo)
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		var kb uint64
+		if n, _ := fmt.Sscanf(line, "MemAvailable: %d kB", &kb); n == 1 {
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // SplitRef splits "repo:tag" (a registry port is not a tag).
