@@ -69,9 +69,12 @@ image: deps
 report:
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR)
 
-## bench: the conditions BENCH matches (default every one) as Go
-## benchmarks, BENCH_COUNT samples, into BENCH_OUT; gate two with make gate
-BENCH ?= .
+## bench: the conditions BENCH matches (default every condition of
+## articles A and B and the matrix) as Go benchmarks, BENCH_COUNT samples,
+## into BENCH_OUT; gate two with make gate. BENCH=Instruments: what the
+## lab's own instruments cost (generator, sampler, lag, wall time, a cold
+## base-image build)
+BENCH ?= ArticleA|ArticleB|Matrix
 bench: deps settings
 	mkdir -p $(dir $(BENCH_OUT))
 	set -o pipefail; $(GO) test ./bench -run '^$$' -bench '$(BENCH)' -benchtime 1x -count $(BENCH_COUNT) -timeout 6h | tee $(BENCH_OUT)

@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"io"
+	"os"
+	"os/exec"
 	"slices"
 	"testing"
 
@@ -15,18 +17,24 @@ import (
 	"wsgilab/bench/internal/verdict"
 )
 
+// instrumentPairs counts the generator pairs of the process, for Order.
+var instrumentPairs int
+
 // BenchmarkInstruments reports what the lab's own instruments cost, one
 // figure per metric, so benchstat can track them (make bench
 // BENCH=Instruments). One iteration is one measurement:
 //
-//   - generator/<server>: our closed loop then ab on the same pod, article
+//   - generator/<server>: our closed loop and ab on the same pod, article
 //     B's non-blocking cell at the profile's -n: our CPU per request over
 //     ab's, our req/s over ab's, and our CPU per request;
 //   - run/<condition>: one article A run: the sampler's CPU (% of a
 //     core), the prober's worst schedule lag, and wall time over the load
 //     window;
 //   - image/base: a cold build of the base image under a scratch tag,
-//     removed after (root and mmdebstrap needed).
+//     removed after (skipped without root or mmdebstrap).
+//
+// The pairs alternate which generator goes first, across -count's
+// invocations too, so that a drift of the server favours neither.
 func BenchmarkInstruments(b *testing.B) {
 	prof := engine.ProfilesB[lab.Settings.Profile]
 	for _, srv := range engine.ServersB {
@@ -37,17 +45,22 @@ func BenchmarkInstruments(b *testing.B) {
 			}
 			var cpu, rate, perReq []float64
 			for i := 0; i < b.N; i++ {
-				var pair [2]engine.RunB
-				for j, gen := range []string{verdict.Ours, verdict.AB} {
+				instrumentPairs++
+				pair := map[string]engine.RunB{}
+				for _, gen := range engine.Order(instrumentPairs) {
 					r, err := lab.MeasureB(pod, srv, 0, gen, i+1, prof, 0)
 					if err != nil {
 						b.Fatal(err)
 					}
-					pair[j] = r
+					pair[gen] = r
 				}
-				c, q := engine.GeneratorCost(pair[0], pair[1])
+				ours := pair[verdict.Ours].Result
+				if ours.Completed == 0 {
+					b.Fatalf("%s: our generator completed no request", srv.ID)
+				}
+				c, q := engine.GeneratorCost(pair[verdict.Ours], pair[verdict.AB])
 				cpu, rate = append(cpu, c), append(rate, q)
-				perReq = append(perReq, float64(pair[0].Result.CPU.Microseconds())/float64(pair[0].Result.Completed))
+				perReq = append(perReq, float64(ours.CPU.Microseconds())/float64(ours.Completed))
 			}
 			b.ReportMetric(stats.Median(cpu), "cpu/req-vs-ab")
 			b.ReportMetric(stats.Median(rate), "req/s-vs-ab")
@@ -77,6 +90,9 @@ func BenchmarkInstruments(b *testing.B) {
 		})
 	}
 	b.Run("image/base", func(b *testing.B) {
+		if _, err := exec.LookPath("mmdebstrap"); err != nil || os.Geteuid() != 0 {
+			b.Skip("a base-image build needs root and mmdebstrap (make deps)")
+		}
 		pool, err := dockertest.NewPool("")
 		if err != nil {
 			b.Fatal(err)
