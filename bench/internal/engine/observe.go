@@ -178,7 +178,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		o.Probe = report.ProbeCost{CPUPercent: 100 * float64(s.Overhead.CPUTime) / float64(s.Overhead.Wall),
 			Ticks: s.Overhead.Ticks, Missed: s.Overhead.Missed,
 			SampleP50Ms: float64(s.Overhead.SampleP50) / 1e6, SampleMaxMs: float64(s.Overhead.SampleMax) / 1e6,
-			SocketSource: string(s.SocketSource)}
+			SocketSource: string(s.SocketSource), SocketFallback: s.SocketFallback}
 	}
 	return o
 }

@@ -128,8 +128,13 @@ type Series struct {
 	Waits         []WaitSample     `json:"waits"`
 	TempFiles     []TempSample     `json:"temp_files"`
 	Overhead      Overhead         `json:"overhead"`
-	// SocketSource is the socket source the series ended on.
-	SocketSource SocketSource `json:"socket_source"`
+	// SocketSource is the socket source the series ended on, and
+	// SocketFallback why it is not the spec's: the netlink dump's error
+	// when the series went on from /proc. A fallback is not a sampling
+	// failure: the queues read from /proc are the same figures, at a
+	// higher cost (Overhead says how much).
+	SocketSource   SocketSource `json:"socket_source"`
+	SocketFallback string       `json:"socket_fallback,omitempty"`
 	// Errors are sampling failures that did not stop the series (e.g. a
 	// cgroup file unreadable on this engine), each once.
 	Errors []string `json:"errors,omitempty"`
@@ -246,7 +251,7 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 	// The socket read keeps its own times: the reads before it may have
 	// been delayed, and the read itself takes milliseconds.
 	readAt := time.Now().UnixNano()
-	if socks, err := readSockets(s, spec, SocketsNetlink, note); err != nil {
+	if socks, err := readSockets(s, spec, SocketsNetlink); err != nil {
 		note(err)
 	} else {
 		ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
@@ -272,15 +277,16 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 	}
 }
 
-// readSockets reads the socket table from the series' source; a netlink
-// failure is noted and the series goes on from /proc.
-func readSockets(s *Series, spec SamplerSpec, dump func(ipv6 bool) ([]Socket, error), note func(error)) ([]Socket, error) {
+// readSockets reads the socket table from the series' source; on a
+// netlink failure the series records why in SocketFallback and goes on
+// from /proc.
+func readSockets(s *Series, spec SamplerSpec, dump func(ipv6 bool) ([]Socket, error)) ([]Socket, error) {
 	if s.SocketSource == SourceNetlink {
 		socks, err := dump(spec.IPv6)
 		if err == nil {
 			return socks, nil
 		}
-		note(fmt.Errorf("%w; reading /proc/net/tcp from here on", err))
+		s.SocketFallback = fmt.Sprintf("%v; reading /proc/net/tcp from here on", err)
 		s.SocketSource = SourceProc
 	}
 	return Sockets(spec.ProcRoot, spec.IPv6)

@@ -120,8 +120,10 @@ type ProbeCost struct {
 	SampleP50Ms float64 `json:"sample_p50_ms"`
 	SampleMaxMs float64 `json:"sample_max_ms"`
 	// SocketSource is how the socket table was read: netlink (sock_diag)
-	// or proc (/proc/net/tcp, the fallback).
-	SocketSource string `json:"socket_source,omitempty"`
+	// or proc (/proc/net/tcp, the fallback); SocketFallback why the probe
+	// fell back, when it did.
+	SocketSource   string `json:"socket_source,omitempty"`
+	SocketFallback string `json:"socket_fallback,omitempty"`
 }
 
 // Rows of the probe's JSON-lines reports, each keyed by condition, run and
