@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -338,6 +339,10 @@ type Result struct {
 	// Stream is the event stream's reader's record, when the spec ran one.
 	Stream  *StreamResult `json:"stream,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// GCCycles counts the requester's own garbage collections during the
+	// run: each can delay a request's start (labagent runs with the
+	// collector off, so it should be 0).
+	GCCycles uint32 `json:"gc_cycles"`
 }
 
 // Run performs spec: the downloads start at once, the /fast requests FastOffset
@@ -346,6 +351,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := spec.Validate(); err != nil {
 		return Result{}, err
 	}
+	var mem runtime.MemStats
+	runtime.ReadMemStats(&mem)
+	gc0 := mem.NumGC
 	start := time.Now()
 	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
 		Downloads: make([]Download, spec.Downloads), Fast: make([]FastRequest, spec.FastCount)}
@@ -384,18 +392,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		res.Baseline = append(res.Baseline, rawExchange(ctx, spec, k))
 	}
 	res.Elapsed = time.Since(start)
+	runtime.ReadMemStats(&mem)
+	res.GCCycles = mem.NumGC - gc0
 	return res, nil
-}
-
-// spinWindow is how long before its slot a request stops sleeping and
-// polls the clock: timer wakeups run late by up to a millisecond under a
-// CPU quota, and 72 spins of this length cost about 0.2 % of a core.
-const spinWindow = 300 * time.Microsecond
-
-func waitUntil(due time.Time) {
-	time.Sleep(time.Until(due) - spinWindow)
-	for time.Now().Before(due) {
-	}
 }
 
 func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time) FastRequest {

@@ -160,3 +160,19 @@ func TestFastRequestOK(t *testing.T) {
 	assert.True(t, up.Complete(), "but is the upload path's declared status")
 	assert.Equal(t, OutcomeComplete, up.Outcome())
 }
+
+// waitUntil never returns before its slot, from a Go sleep or from the
+// kernel's, and spinUntil (its fallback) neither.
+func TestWaitUntilNeverEarly(t *testing.T) {
+	for k := range 20 {
+		due := time.Now().Add(time.Duration(k%4) * 1500 * time.Microsecond)
+		if k%2 == 0 {
+			waitUntil(due)
+		} else {
+			spinUntil(due)
+		}
+		if now := time.Now(); now.Before(due) {
+			t.Fatalf("wait %d returned %v before its slot", k, due.Sub(now))
+		}
+	}
+}
