@@ -2,10 +2,12 @@
 // namespace shared with the servers, and reports back as JSON on stdout so
 // the harness works against a remote Docker engine too.
 //
-//	labagent get [-id ID] [-expect-bytes N] URL
+//	labagent get [-id ID] [-expect-bytes N] [-status S] [-retry D] URL
 //
-// fetches URL once over a new connection and prints a getResult; it exits
-// 1 unless the status is 200 (and the body has the expected length).
+// fetches URL over a new connection and prints a getResult; it exits 1
+// unless the status is 200 (or S, and the body has the expected length).
+// With -retry it tries again every 10 ms until an answer passes or D has
+// passed, and prints the last try: a readiness check in one exec.
 //
 //	labagent run SPEC_JSON
 //
@@ -105,19 +107,27 @@ func runGet(args []string, stdout io.Writer) error {
 	expect := fs.Int64("expect-bytes", -1, "fail unless the body has this many bytes (-1: any)")
 	timeout := fs.Duration("timeout", 30*time.Second, "whole-request timeout")
 	status := fs.Int("status", http.StatusOK, "fail unless the answer has this status")
+	retry := fs.Duration("retry", 0, "try again every 10ms until an answer passes or this long has passed (0: once)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("get takes one URL")
 	}
-	res := getResult{URL: fs.Arg(0)}
-	err := get(&res, *id, *timeout)
-	if err == nil && res.Status != *status {
-		err = fmt.Errorf("status %d, want %d", res.Status, *status)
-	}
-	if err == nil && *expect >= 0 && res.Bytes != *expect {
-		err = fmt.Errorf("body is %d bytes, want %d", res.Bytes, *expect)
+	var res getResult
+	var err error
+	for end := time.Now().Add(*retry); ; time.Sleep(getRetryEvery) {
+		res = getResult{URL: fs.Arg(0)}
+		err = get(&res, *id, *timeout)
+		if err == nil && res.Status != *status {
+			err = fmt.Errorf("status %d, want %d", res.Status, *status)
+		}
+		if err == nil && *expect >= 0 && res.Bytes != *expect {
+			err = fmt.Errorf("body is %d bytes, want %d", res.Bytes, *expect)
+		}
+		if err == nil || !time.Now().Add(getRetryEvery).Before(end) {
+			break
+		}
 	}
 	if err != nil {
 		res.Error = err.Error()
@@ -127,6 +137,9 @@ func runGet(args []string, stdout io.Writer) error {
 	}
 	return err
 }
+
+// getRetryEvery is get -retry's interval.
+const getRetryEvery = 10 * time.Millisecond
 
 func get(res *getResult, id string, timeout time.Duration) error {
 	req, err := http.NewRequest(http.MethodGet, res.URL, nil)

@@ -268,9 +268,14 @@ func (p *Pod) AppURL(path string) string {
 // readyPoll is the first interval between readiness checks; it grows by
 // half each time up to readyPollMax. dockertest's Retry starts at 500 ms,
 // which left a server that booted in 0.5 s waiting up to a second more.
+// Each check is one exec that itself tries every 10 ms for up to
+// readyRetry, so a server is seen ready within 10 ms of answering rather
+// than at the next exec; between checks the containers' states are read,
+// so a server that exited is reported at once.
 const (
 	readyPoll    = 50 * time.Millisecond
 	readyPollMax = 500 * time.Millisecond
+	readyRetry   = time.Second
 )
 
 func (p *Pod) waitReady() error {
@@ -295,7 +300,7 @@ func (p *Pod) waitReady() error {
 			}
 		}
 		path, status := p.Config.Server.Ready()
-		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", "-status", strconv.Itoa(status), p.URL(path)); last != nil {
+		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", "-retry", readyRetry.String(), "-status", strconv.Itoa(status), p.URL(path)); last != nil {
 			// A server whose worker the OOM killer ended may only restart
 			// it, forever: say so now, not after ReadyWait.
 			if oom := p.OOMKilled(); oom != nil {
