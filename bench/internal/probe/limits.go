@@ -129,14 +129,22 @@ func (f *files) readLine(root, name string) (string, error) {
 }
 
 // Sysctls the lab records for every run: they bound what the sockets on
-// the path can hold.
+// the path can hold. An optional one a kernel lacks is left out of the
+// record.
 var Sysctls = []string{
 	"net.ipv4.tcp_rmem",
 	"net.ipv4.tcp_wmem",
+	"net.ipv4.tcp_max_tw_buckets",
+	// The namespace's own TCP hash size, negative when it shares the
+	// host's (what the sampler's socket dump walks).
+	"net.ipv4.tcp_ehash_entries",
 	"net.core.rmem_max",
 	"net.core.wmem_max",
 	"net.core.somaxconn",
 }
+
+// optionalSysctls are in Sysctls but not in every kernel the lab runs on.
+var optionalSysctls = map[string]bool{"net.ipv4.tcp_ehash_entries": true} // from 6.1
 
 // ReadSysctls reads names from the proc tree at procRoot (normally /proc),
 // each value's fields joined by one space.
@@ -148,6 +156,9 @@ func ReadSysctls(procRoot string, names []string) (map[string]string, error) {
 	out := make(map[string]string, len(names))
 	for _, n := range names {
 		v, err := pfs.SysctlStrings(n)
+		if errors.Is(err, fs.ErrNotExist) && optionalSysctls[n] {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("probe: sysctl %s: %w", n, err)
 		}

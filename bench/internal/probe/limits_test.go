@@ -36,6 +36,8 @@ func TestReadSysctls(t *testing.T) {
 	assert.Equal(t, "4096 131072 6291456", got["net.ipv4.tcp_rmem"])
 	assert.Equal(t, "4096 16384 4194304", got["net.ipv4.tcp_wmem"])
 	assert.Equal(t, "4096", got["net.core.somaxconn"])
+	assert.Equal(t, "131072", got["net.ipv4.tcp_max_tw_buckets"])
+	assert.NotContains(t, got, "net.ipv4.tcp_ehash_entries", "optional, and not in the fixture's kernel")
 
 	_, err = ReadSysctls("../../../fixtures/proc", []string{"net.ipv4.no_such"})
 	assert.ErrorContains(t, err, "net.ipv4.no_such")

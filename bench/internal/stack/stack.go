@@ -99,7 +99,8 @@ func (p *Pod) start(t TB) error {
 	}, func(hc *dc.HostConfig) {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
-		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem}
+		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem,
+			"net.ipv4.tcp_max_tw_buckets": strconv.Itoa(podspec.TCPMaxTWBuckets)}
 		hc.Memory, hc.MemorySwap = holderMemory, holderMemory
 	}); err != nil {
 		return err
