@@ -50,6 +50,7 @@ func TestMain(m *testing.M) {
 		// purges its own pods through t.Cleanup).
 		stop := lab.Session.Guard(testTimeout(), os.Stderr)
 		code = m.Run()
+		lab.DiscardAhead()
 		stop()
 		if lab.Safety != nil {
 			lab.Safety.Close()

@@ -56,25 +56,36 @@ var (
 
 // runConditions runs each of conds in a subtest named by its id, runs(c)
 // times, each run a subtest run<k> asserting judge(run), and writes the
-// sampler's series once per condition.
+// sampler's series once per condition. Each run declares the one after
+// it, whose pod then starts during the run's collection and teardown.
 func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, progress *engine.Progress, judge func(report.Run) bool) {
-	total := 0
+	type unit struct {
+		c engine.Condition
+		k int
+	}
+	var order []unit
 	for _, c := range conds {
-		total += runs(c)
+		for k := 1; k <= runs(c); k++ {
+			order = append(order, unit{c, k})
+		}
 	}
 	progress.Start()
-	for _, c := range conds {
+	for i := 0; i < len(order); {
+		c, n := order[i].c, runs(order[i].c)
 		t.Run(c.ID, func(t *testing.T) {
-			n := runs(c)
 			for k := 1; k <= n; k++ {
 				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
+					if j := i + k; j < len(order) {
+						lab.Then(order[j].c, order[j].k)
+					}
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
-					progress.RunDone(t.Log, c.ID, k, n, total, engine.RunLine(c, r))
+					progress.RunDone(t.Log, c.ID, k, n, len(order), engine.RunLine(c, r))
 					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
 			}
 			require.NoError(t, lab.Reports.WriteSampled())
 		})
+		i += n
 	}
 }

@@ -314,6 +314,17 @@ func (j *Journal) load(key string, v any) (bool, error) {
 	return true, nil
 }
 
+// has is whether this series may take unit key from the journal (load
+// would find it), without taking it.
+func (j *Journal) has(key string) bool {
+	if j == nil {
+		return false
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.resumable[key]
+}
+
 // fileRef is a journal unit that is a file written elsewhere (article A's
 // raw record): its path relative to the report directory and its hash, so
 // a record changed since is not taken for the unit.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"time"
 
 	"wsgilab/bench/internal/image"
@@ -32,6 +33,11 @@ type Lab struct {
 	Journal *Journal
 	// Log receives the safety stop's abort lines.
 	Log io.Writer
+
+	// then is the run declared to follow (Then), and ahead the pod being
+	// opened for it, if any (ahead.go).
+	then  *next
+	ahead *ahead
 }
 
 // Record is a run's raw record, raw/<condition>-run<k>.json: everything
@@ -45,11 +51,16 @@ type Record struct {
 	Client    probe.Inspection             `json:"client_inspection"`
 	Sampler   *probe.Series                `json:"sampler,omitempty"`
 	Started   time.Time                    `json:"started_at"`
-	// AppLog is the app container's log from the run's start (its last
+	// PodOpened is when the run's pod was asked for: before Started when
+	// it was opened ahead, during the previous run's collection (Then).
+	PodOpened time.Time `json:"pod_opened_at"`
+	// AppLog is the app container's log from the pod's start (its last
 	// stack.MaxLogLines lines): what the server said of the run, Gunicorn's
 	// worker timeouts among it; AppLogError why it could not be read.
 	AppLog      string `json:"app_log,omitempty"`
 	AppLogError string `json:"app_log_error,omitempty"`
+	// Phases is where the run's wall time went outside its load window.
+	Phases Phases `json:"phases"`
 	// WallS is the run's wall time from Started to its last collection
 	// (the pod's teardown follows), set by Reports.AddRun.
 	WallS float64 `json:"wall_s"`
@@ -67,6 +78,7 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	if err := c.Validate(); err != nil {
 		return report.Run{}, err
 	}
+	defer func() { l.then = nil }()
 	l.Reports.begin(c.ID)
 	l.Reports.attemptA(c)
 	var rec Record
@@ -91,15 +103,31 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	return run, l.Journal.saveFile(journalA(c, k), rawA(c, k))
 }
 
+// Phases are the parts of a run's wall time outside its load window, in
+// seconds: opening the pod (or waiting for the one started ahead),
+// starting the sampler, starting the load (the exec and the process's
+// start, up to the load's own clock), and after the window the sampler's
+// stop and the records' reads. The pod's teardown follows them.
+type Phases struct {
+	PodS       float64 `json:"pod_s"`
+	SamplerS   float64 `json:"sampler_s"`
+	LoadStartS float64 `json:"load_start_s"`
+	CollectS   float64 `json:"collect_s"`
+}
+
 // measureA carries out one attempt at run k of c, in a pod it removes
-// before returning.
+// before returning. Once its window is over, the pod of the run declared
+// by Then starts (ahead.go).
 func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
-	pod, err := stack.Open(t, l.Session, rec.Pod, stack.Ident{Condition: c.ID, Run: k})
+	pod, err := l.openPod(t, c, k)
 	if err != nil {
 		return rec, err
 	}
 	defer pod.Close()
+	rec.PodOpened = pod.Opened
+	mark := time.Now()
+	rec.Phases.PodS = mark.Sub(rec.Started).Seconds()
 	spec, err := json.Marshal(c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k)))
 	if err != nil {
 		return rec, err
@@ -108,8 +136,16 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 	if err != nil {
 		return rec, err
 	}
+	rec.Phases.SamplerS = time.Since(mark).Seconds()
+	mark = time.Now()
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
+	if loadErr == nil {
+		loadStart := time.Unix(0, rec.Load.StartUnixNano)
+		rec.Phases.LoadStartS = loadStart.Sub(mark).Seconds()
+		mark = loadStart.Add(rec.Load.Elapsed)
+	}
 	series, err := sampling.Stop()
+	l.startAhead()
 	if oom := pod.OOMKilled(); oom != nil { // the cause of any load error
 		return rec, oom
 	}
@@ -117,16 +153,21 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))
 	}
 	rec.Sampler = &series
-	if rec.AppLog, err = pod.LogSince(pod.App, rec.Started); err != nil {
-		rec.AppLogError = err.Error()
-	}
+	// The three reads are independent execs and API calls: together they
+	// take the longest one's time, not the sum.
+	var wg sync.WaitGroup
+	var logErr, writesErr, inspectErr error
+	wg.Go(func() { rec.AppLog, logErr = pod.LogSince(pod.App, pod.Opened) })
 	if c.Target == nil { // a team's app keeps no write records
-		if rec.Writes, err = pod.Writes(); err != nil {
-			return rec, err
-		}
+		wg.Go(func() { rec.Writes, writesErr = pod.Writes() })
 	}
-	rec.Client, err = pod.Inspect(pod.Client)
-	return rec, err
+	wg.Go(func() { rec.Client, inspectErr = pod.Inspect(pod.Client) })
+	wg.Wait()
+	if logErr != nil {
+		rec.AppLogError = logErr.Error()
+	}
+	rec.Phases.CollectS = time.Since(mark).Seconds()
+	return rec, errors.Join(writesErr, inspectErr)
 }
 
 // wrap prefixes err with what failed; nil stays nil.

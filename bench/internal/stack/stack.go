@@ -57,7 +57,9 @@ type Pod struct {
 	// Holder owns the network and PID namespaces; App, Proxy (nil when
 	// direct), Client and Sampler (nil unless Config.Sampler) join them.
 	Holder, App, Proxy, Client, Sampler *dockertest.Resource
-	samplerRuns                         int
+	// Opened is when the pod's first container was asked for.
+	Opened      time.Time
+	samplerRuns int
 }
 
 // Start starts the pod described by c, as id in session s, and waits
@@ -83,7 +85,7 @@ func Open(t TB, s *Session, c podspec.Config, id Ident) (*Pod, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
-	p := &Pod{Config: c, Ident: id, session: s, pool: s.pool}
+	p := &Pod{Config: c, Ident: id, session: s, pool: s.pool, Opened: time.Now()}
 	if err := p.start(t); err != nil {
 		return nil, errors.Join(err, p.Close())
 	}

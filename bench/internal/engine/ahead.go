@@ -1,0 +1,173 @@
+package engine
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"wsgilab/bench/internal/stack"
+)
+
+// A pod started ahead. Once run k of a condition has stopped its sampler,
+// nothing it does is timed: it collects its records and removes its pod.
+// The pod of run k+1 starts meanwhile (its containers' creation and its
+// server's boot, 1.4 to 1.9 s of a run's 2.3 to 2.7 s outside its window
+// on an Intel Xeon), so a series' wall time shrinks by the overlap.
+//
+// It never overlaps a measurement window: it starts after run k's window
+// and sampler have ended, and run k+1 adopts it only after run k's pod is
+// gone (RunA returns after its teardown), so run k+1's window starts on a
+// pod that booted while nothing was measured, as a pod opened in place
+// does.
+
+// Then declares the run that follows the next RunA: run k of c. Its pod
+// starts once that RunA's window is over. A series that runs in a known
+// order (the tests' tables) declares it; benchmarks, whose runs repeat,
+// do not, and their pods open in place.
+func (l *Lab) Then(c Condition, k int) {
+	l.then = &next{c, k}
+}
+
+// next is a run declared by Then.
+type next struct {
+	c Condition
+	k int
+}
+
+// ahead is a pod being opened for run Run of condition Condition.
+type ahead struct {
+	id   stack.Ident
+	tb   *heldTB
+	done chan struct{}
+	pod  *stack.Pod
+	err  error
+}
+
+// startAhead opens the pod of the run Then declared in the background,
+// unless none was, that run is in the journal (it will not be measured),
+// or a pod is ahead already.
+func (l *Lab) startAhead() {
+	if l.then == nil || l.ahead != nil || l.Journal.has(journalA(l.then.c, l.then.k)) {
+		return
+	}
+	c, k := l.then.c, l.then.k
+	a := &ahead{id: stack.Ident{Condition: c.ID, Run: k}, tb: &heldTB{}, done: make(chan struct{})}
+	cfg := c.Pod(l.Image)
+	go func() {
+		defer close(a.done)
+		a.pod, a.err = stack.Open(a.tb, l.Session, cfg, a.id)
+	}()
+	l.ahead = a
+}
+
+// openPod is run k of c's pod: the one started ahead for it, adopted by t
+// (its containers' purge moves to t's cleanup), or a new one. A pod ahead
+// for another run is removed first, so no two pods ever run at once
+// during a window.
+func (l *Lab) openPod(t stack.TB, c Condition, k int) (*stack.Pod, error) {
+	t.Helper()
+	id := stack.Ident{Condition: c.ID, Run: k}
+	if a := l.takeAhead(); a != nil {
+		<-a.done
+		if a.id == id && a.err == nil {
+			a.tb.adopt(t)
+			return a.pod, nil
+		}
+		a.discard()
+	}
+	return stack.Open(t, l.Session, c.Pod(l.Image), id)
+}
+
+func (l *Lab) takeAhead() *ahead {
+	a := l.ahead
+	l.ahead = nil
+	return a
+}
+
+// DiscardAhead removes a pod started for a run that did not come (a
+// series cut short, or a run filter that skips it). A session's purge
+// removes it too; this does it at once.
+func (l *Lab) DiscardAhead() {
+	if a := l.takeAhead(); a != nil {
+		<-a.done
+		a.discard()
+	}
+}
+
+// discard removes a's pod, if it opened, and runs the cleanups its
+// containers registered (which then find nothing left to remove).
+func (a *ahead) discard() {
+	if a.pod != nil {
+		_ = a.pod.Close() // a failed removal is left to the cleanups and the session's purge
+	}
+	a.tb.runCleanups()
+}
+
+// heldTB is the stack.TB of a pod opened ahead: it holds the cleanups its
+// containers register until a test adopts the pod, and passes their errors
+// on to that test.
+type heldTB struct {
+	mu       sync.Mutex
+	cleanups []func()
+	owner    stack.TB
+	errs     []string
+}
+
+func (h *heldTB) Helper() {}
+
+func (h *heldTB) Cleanup(f func()) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owner != nil {
+		h.owner.Cleanup(f)
+		return
+	}
+	h.cleanups = append(h.cleanups, f)
+}
+
+func (h *heldTB) Errorf(format string, args ...any) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.owner != nil {
+		h.owner.Errorf(format, args...)
+		return
+	}
+	h.errs = append(h.errs, fmt.Sprintf(format, args...))
+}
+
+// Fatal and Fatalf end the goroutine that opens the pod (stack.Open
+// returns its errors and calls neither; this keeps the contract).
+func (h *heldTB) Fatal(args ...any) {
+	h.Errorf("%s", fmt.Sprint(args...))
+	runtime.Goexit()
+}
+
+func (h *heldTB) Fatalf(format string, args ...any) {
+	h.Errorf(format, args...)
+	runtime.Goexit()
+}
+
+// adopt hands the held cleanups, in their order, and any error reported
+// so far to t.
+func (h *heldTB) adopt(t stack.TB) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.owner = t
+	for _, f := range h.cleanups {
+		t.Cleanup(f)
+	}
+	for _, e := range h.errs {
+		t.Errorf("%s", e)
+	}
+	h.cleanups, h.errs = nil, nil
+}
+
+func (h *heldTB) runCleanups() {
+	h.mu.Lock()
+	fs := h.cleanups
+	h.cleanups = nil
+	h.mu.Unlock()
+	for i := len(fs) - 1; i >= 0; i-- {
+		fs[i]()
+	}
+}
