@@ -69,7 +69,7 @@ func (l *Lab) openPod(t stack.TB, c Condition, k int) (*stack.Pod, error) {
 	id := stack.Ident{Condition: c.ID, Run: k}
 	if a := l.takeAhead(); a != nil {
 		<-a.done
-		if a.id == id && a.err == nil {
+		if a.id == id && a.err == nil && a.pod != nil {
 			a.tb.adopt(t)
 			return a.pod, nil
 		}

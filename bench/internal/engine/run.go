@@ -75,10 +75,10 @@ type Record struct {
 // run the safety stop discards is run again once the host is calm.
 func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	t.Helper()
+	defer func() { l.then = nil }() // a declaration is good for one run
 	if err := c.Validate(); err != nil {
 		return report.Run{}, err
 	}
-	defer func() { l.then = nil }()
 	l.Reports.begin(c.ID)
 	l.Reports.attemptA(c)
 	var rec Record

@@ -43,13 +43,15 @@ func waitUntil(due time.Time) {
 // kernel refuses (a seccomp profile without clock_nanosleep), it polls the
 // clock instead.
 func sleepUntil(due time.Time) {
+	// What is left is read before the clock, so a delay between the two
+	// reads makes the deadline late, never early.
+	left := time.Until(due)
+	if left <= 0 {
+		return
+	}
 	var now unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &now) != nil {
 		spinUntil(due)
-		return
-	}
-	left := time.Until(due)
-	if left <= 0 {
 		return
 	}
 	deadline := unix.NsecToTimespec(now.Nano() + int64(left))

@@ -30,12 +30,15 @@ const (
 	// results do not depend on the host's tuning.
 	DefaultTCPRmem = "4096 131072 6291456"
 	DefaultTCPWmem = "4096 16384 4194304"
-	// TCPMaxTWBuckets is pinned in every pod: a namespace's default is
-	// half its TCP hash's buckets, and the lab's host setting gives each
-	// pod a hash of its own, 4,096 buckets (fixtures/host/setup.sh), where
-	// it shared the host's 262,144. Pinned, TIME_WAIT sockets are kept as
-	// before on the lab's 24 GiB machines, whatever the hash.
-	TCPMaxTWBuckets = 131072
+	// TCPMaxTWBuckets and TCPMaxSynBacklog are pinned in every pod: a
+	// namespace's defaults follow its TCP hash's size (half its buckets,
+	// and a 128th of them but at least 128), and the lab's host setting
+	// gives each pod a hash of its own, 4,096 buckets
+	// (fixtures/host/setup.sh), where it shared the host's 262,144.
+	// Pinned, TIME_WAIT sockets and half-open connections are kept as on
+	// the shared hash of the lab's 24 GiB machines, whatever the hash.
+	TCPMaxTWBuckets  = 131072
+	TCPMaxSynBacklog = 2048
 	// DefaultReadyWait bounds the wait for the first 200 from /fast.
 	DefaultReadyWait = 30 * time.Second
 	// AppPort is where the WSGI server listens on 127.0.0.1.

@@ -135,6 +135,7 @@ var Sysctls = []string{
 	"net.ipv4.tcp_rmem",
 	"net.ipv4.tcp_wmem",
 	"net.ipv4.tcp_max_tw_buckets",
+	"net.ipv4.tcp_max_syn_backlog",
 	// The namespace's own TCP hash size, negative when it shares the
 	// host's (what the sampler's socket dump walks).
 	"net.ipv4.tcp_ehash_entries",

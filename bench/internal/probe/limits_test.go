@@ -37,6 +37,7 @@ func TestReadSysctls(t *testing.T) {
 	assert.Equal(t, "4096 16384 4194304", got["net.ipv4.tcp_wmem"])
 	assert.Equal(t, "4096", got["net.core.somaxconn"])
 	assert.Equal(t, "131072", got["net.ipv4.tcp_max_tw_buckets"])
+	assert.Equal(t, "2048", got["net.ipv4.tcp_max_syn_backlog"])
 	assert.NotContains(t, got, "net.ipv4.tcp_ehash_entries", "optional, and not in the fixture's kernel")
 
 	_, err = ReadSysctls("../../../fixtures/proc", []string{"net.ipv4.no_such"})

@@ -102,7 +102,8 @@ func (p *Pod) start(t TB) error {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
 		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem,
-			"net.ipv4.tcp_max_tw_buckets": strconv.Itoa(podspec.TCPMaxTWBuckets)}
+			"net.ipv4.tcp_max_tw_buckets":  strconv.Itoa(podspec.TCPMaxTWBuckets),
+			"net.ipv4.tcp_max_syn_backlog": strconv.Itoa(podspec.TCPMaxSynBacklog)}
 		hc.Memory, hc.MemorySwap = holderMemory, holderMemory
 	}); err != nil {
 		return err
@@ -274,7 +275,8 @@ func (p *Pod) AppURL(path string) string {
 // Each check is one exec that itself tries every 10 ms for up to
 // readyRetry, so a server is seen ready within 10 ms of answering rather
 // than at the next exec; between checks the containers' states are read,
-// so a server that exited is reported at once.
+// so a server that exited is reported within a check (a second, or three
+// when a try hangs to its 2 s timeout).
 const (
 	readyPoll    = 50 * time.Millisecond
 	readyPollMax = 500 * time.Millisecond
