@@ -34,7 +34,7 @@ type next struct {
 	k int
 }
 
-// ahead is a pod being opened for run Run of condition Condition.
+// ahead is a pod being opened for the run id names.
 type ahead struct {
 	id   stack.Ident
 	tb   *heldTB
