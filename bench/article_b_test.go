@@ -16,18 +16,32 @@ import (
 // TestArticleB runs article B (engine.ServersB): every server with and
 // without the 0.1 s blocking call, loaded by our generator and by ab
 // against the same pod, then asserts its verdicts (verdict.ArticleB) in
-// TestArticleB/claims/b/<id>.
+// TestArticleB/claims/b/<id>. The cells without blocking are measured
+// together, in rounds (engine.RoundsB), when the first of them runs: their
+// rates are compared with each other. Selecting one of them with -run
+// measures them all; a cell with blocking runs alone.
 //
 //	go test ./bench -run 'TestArticleB/gunicorn-gevent-block100' -v
 func TestArticleB(t *testing.T) {
 	prof := engine.ProfilesB[lab.Settings.Profile]
 	t.Logf("article B profile %s: %s", lab.Settings.Profile, prof.Describe)
 	progressB.Start()
+	var rounds map[string]map[string][]engine.RunB
+	var roundsErr error
 	for _, srv := range engine.ServersB {
 		for _, block := range engine.BlockingMs {
 			id := verdict.Cell(srv.ID, block)
 			t.Run(id, func(t *testing.T) {
-				runs, err := lab.CellB(t, srv, block, prof)
+				var runs map[string][]engine.RunB
+				var err error
+				if block == 0 {
+					if rounds == nil && roundsErr == nil {
+						rounds, roundsErr = lab.RoundsB(t, engine.ServersB, block, prof)
+					}
+					runs, err = rounds[id], roundsErr
+				} else {
+					runs, err = lab.CellB(t, srv, block, prof)
+				}
 				require.NoError(t, err)
 				for _, gen := range engine.GeneratorsB {
 					row := engine.RowB(srv, block, gen, runs[gen])

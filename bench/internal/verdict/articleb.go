@@ -21,7 +21,7 @@ func cells(servers []string, blocks ...int) []string {
 // Margins: reports/measurements.md.
 var ArticleB = []Verdict{
 	{ID: "b/no-blocking-all-alike", Kind: Article, Unit: "x", Check: SpreadAtMost(cells(ArticleBServers, 0), 2),
-		Text: "without blocking, the four article configurations are within 2x of each other (max/min req/s)"},
+		Text: "without blocking, the four article configurations are within 2x of each other (the largest, over every two, of the median ratio of their rates run by run, round by round)"},
 	{ID: "b/gunicorn-sync-collapses", Kind: Article, Unit: "req/s", Check: RateBetween(Cell("gunicorn-sync", 100), 8, 10.5),
 		Text: "with 0.1 s blocking, one Gunicorn sync worker serves about 1 / 0.1 s (article: under 10 req/s)"},
 	{ID: "b/uwsgi-sync-collapses", Kind: Article, Unit: "req/s", Check: RateBetween(Cell("uwsgi-sync", 100), 8, 10.5),

@@ -59,16 +59,44 @@ func RateBetween(cell string, lo, hi float64) Check {
 	}}
 }
 
-// SpreadAtMost holds when the fastest cell's rate is at most factor times
-// the slowest's.
+// SpreadAtMost holds when, in the typical round, the fastest cell serves
+// at most factor times the slowest: the measured value is the largest,
+// over every two cells a and b, of the median of their rates' ratios
+// run by run, rate_a[k] / rate_b[k] for each round k and each generator
+// (ours against ours, ab against ab: 2 x rounds ratios). Run k of each
+// cell must come from round k of one measurement (engine.RoundsB), so
+// that a machine slower for a while slows both sides of a ratio; the
+// medians of cells measured one after another differed by that while's
+// slowness. Both generators count because the claim is about the servers,
+// and twice the ratios halve the tails (reports/measurements.md).
 func SpreadAtMost(cells []string, factor float64) Check {
-	return rowCheck{cells, func(_ Data, rs []report.Throughput) (Outcome, error) {
-		lo, hi := rs[0].ReqPerS, rs[0].ReqPerS
-		for _, r := range rs {
-			lo, hi = min(lo, r.ReqPerS), max(hi, r.ReqPerS)
+	return rowCheck{cells, func(d Data, ours []report.Throughput) (Outcome, error) {
+		rows := map[string][2]report.Throughput{}
+		for _, o := range ours {
+			a, err := row(d, o.ID, AB)
+			if err != nil {
+				return Outcome{}, err
+			}
+			rows[o.ID] = [2]report.Throughput{o, a}
 		}
-		m := hi / lo
-		return Outcome{m, fmt.Sprintf("<= %g", factor), m <= factor}, nil
+		m := 0.0
+		for _, a := range cells {
+			for _, b := range cells {
+				if a == b {
+					continue
+				}
+				var all []float64
+				for g := range 2 {
+					r, err := runRatios(rows[a][g], rows[b][g])
+					if err != nil {
+						return Outcome{}, err
+					}
+					all = append(all, r...)
+				}
+				m = max(m, stats.Median(all))
+			}
+		}
+		return Outcome{m, fmt.Sprintf("<= %g (median ratio over rounds)", factor), m <= factor}, nil
 	}}
 }
 
@@ -116,7 +144,7 @@ func NoFailures(cells []string) Check {
 	}}
 }
 
-// MinPairs is the fewest paired runs OursMatchesAB judges on.
+// MinPairs is the fewest paired runs a ratio of rows is judged on.
 const MinPairs = 3
 
 // PairedRatio is the median over pairs k of ours_k / ab_k, our
@@ -124,19 +152,30 @@ const MinPairs = 3
 // server: pairing cancels the server's drift from one pair to the next,
 // and the median ignores a pair that the machine disturbed.
 func PairedRatio(ours, ab report.Throughput) (float64, error) {
-	n := len(ours.ReqPerSRuns)
-	if n != len(ab.ReqPerSRuns) || n < MinPairs {
-		return 0, fmt.Errorf("%s: %d runs of ours against %d of ab, want as many of each and at least %d",
-			ours.ID, n, len(ab.ReqPerSRuns), MinPairs)
+	r, err := runRatios(ours, ab)
+	if err != nil {
+		return 0, err
+	}
+	return stats.Median(r), nil
+}
+
+// runRatios are a_k / b_k for each run k of two rows taken run by run
+// (pairs of generators, or rounds of servers); rows of unequal or too few
+// runs (MinPairs) are missing data.
+func runRatios(a, b report.Throughput) ([]float64, error) {
+	n := len(a.ReqPerSRuns)
+	if n != len(b.ReqPerSRuns) || n < MinPairs {
+		return nil, fmt.Errorf("%s (%s): %d runs against %d of %s (%s), want as many of each and at least %d",
+			a.ID, a.Generator, n, len(b.ReqPerSRuns), b.ID, b.Generator, MinPairs)
 	}
 	ratios := make([]float64, n)
 	for k := range n {
-		if ab.ReqPerSRuns[k] <= 0 {
-			return 0, fmt.Errorf("%s: ab measured no rate in pair %d", ours.ID, k+1)
+		if b.ReqPerSRuns[k] <= 0 {
+			return nil, fmt.Errorf("%s (%s) measured no rate in run %d", b.ID, b.Generator, k+1)
 		}
-		ratios[k] = ours.ReqPerSRuns[k] / ab.ReqPerSRuns[k]
+		ratios[k] = a.ReqPerSRuns[k] / b.ReqPerSRuns[k]
 	}
-	return stats.Median(ratios), nil
+	return ratios, nil
 }
 
 // OursMatchesAB holds when, on every cell, our generator's paired ratio to

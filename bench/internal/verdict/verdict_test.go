@@ -173,7 +173,10 @@ var contrary = map[string]func(*Data){
 	"model-write-time":                    func(d *Data) { d.Sweep.Score.WriteShare = f(0.7) },
 	"model-stall":                         func(d *Data) { d.Sweep.Score.StallShare = f(0.8) },
 
-	"b/no-blocking-all-alike":   setRate(Cell("uwsgi-sync", 0), Ours, 900),
+	"b/no-blocking-all-alike": func(d *Data) {
+		setRate(Cell("uwsgi-sync", 0), Ours, 900)(d)
+		setRate(Cell("uwsgi-sync", 0), AB, 900)(d)
+	},
 	"b/gunicorn-sync-collapses": setRate(Cell("gunicorn-sync", 100), Ours, 38),
 	"b/uwsgi-sync-collapses":    setRate(Cell("uwsgi-sync", 100), Ours, 5),
 	"b/gevent-keeps-rate":       setRate(Cell("gunicorn-gevent", 100), Ours, 300), // 300 of a possible min(2048, 1000): under half
@@ -210,7 +213,7 @@ func TestPairedRatio(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, r, 1-OursVsABTolerance, "a generator slowed in most pairs is caught")
 	_, err = PairedRatio(row(Ours, 2000, 2000, 2000), row(AB, 2000, 2000))
-	assert.ErrorContains(t, err, "3 runs of ours against 2 of ab")
+	assert.ErrorContains(t, err, "3 runs against 2 of x-block0 (ab)")
 	_, err = PairedRatio(row(Ours, 2000, 2000), row(AB, 2000, 2000))
 	assert.ErrorContains(t, err, "at least 3")
 }
