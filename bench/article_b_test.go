@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -19,7 +20,7 @@ import (
 // TestArticleB/claims/b/<id>. The cells without blocking are measured
 // together, in rounds (engine.RoundsB), when the first of them runs: their
 // rates are compared with each other. Selecting one of them with -run
-// measures them all; a cell with blocking runs alone.
+// measures and reports them all; a cell with blocking runs alone.
 //
 //	go test ./bench -run 'TestArticleB/gunicorn-gevent-block100' -v
 func TestArticleB(t *testing.T) {
@@ -33,27 +34,42 @@ func TestArticleB(t *testing.T) {
 			id := verdict.Cell(srv.ID, block)
 			t.Run(id, func(t *testing.T) {
 				var runs map[string][]engine.RunB
-				var err error
 				if block == 0 {
 					if rounds == nil && roundsErr == nil {
-						rounds, roundsErr = lab.RoundsB(t, engine.ServersB, block, prof)
+						if rounds, roundsErr = lab.RoundsB(t, engine.ServersB, block, prof); roundsErr == nil {
+							for _, s := range engine.ServersB {
+								roundsErr = errors.Join(roundsErr, addRowsB(s, block, rounds[verdict.Cell(s.ID, block)]))
+							}
+						}
 					}
-					runs, err = rounds[id], roundsErr
+					require.NoError(t, roundsErr)
+					runs = rounds[id]
 				} else {
+					var err error
 					runs, err = lab.CellB(t, srv, block, prof)
+					require.NoError(t, err)
+					require.NoError(t, addRowsB(srv, block, runs))
 				}
-				require.NoError(t, err)
 				for _, gen := range engine.GeneratorsB {
 					row := engine.RowB(srv, block, gen, runs[gen])
-					require.NoError(t, lab.Reports.AddThroughput(row, engine.Sampled(runs[gen])))
 					progressB.RunDone(t.Log, id+"/"+gen, 1, 1, len(engine.ServersB)*len(engine.BlockingMs)*len(engine.GeneratorsB), engine.RowLine(row))
 					assert.Zerof(t, row.Failed, "%s with %s: %d failed requests %v", id, gen, row.Failed, row.FailedBy)
 				}
-				require.NoError(t, lab.Reports.WriteSampled())
 			})
 		}
 	}
 	assertTable(t, "b", verdict.ArticleB)
+}
+
+// addRowsB adds a cell's throughput rows, one per generator, to the
+// series' reports.
+func addRowsB(srv engine.ServerB, block int, runs map[string][]engine.RunB) error {
+	for _, gen := range engine.GeneratorsB {
+		if err := lab.Reports.AddThroughput(engine.RowB(srv, block, gen, runs[gen]), engine.Sampled(runs[gen])); err != nil {
+			return err
+		}
+	}
+	return lab.Reports.WriteSampled()
 }
 
 // TestCrossCheckCatchesSlowGenerator shows that b/ours-matches-ab and

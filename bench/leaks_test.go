@@ -193,8 +193,8 @@ func TestNoLeaks(t *testing.T) {
 		{name: "panic", mode: "panic", code: 2},
 		{name: "sigint", mode: "wait", signal: syscall.SIGINT, code: 130},
 		{name: "sigterm", mode: "wait", signal: syscall.SIGTERM, code: 143},
-		// The child's pod is up in about 5 s (the cases above); 20 s
-		// leaves 4x that before the timeout fires.
+		// The child's pod is up in about 5 s (the cases above); with 20 s
+		// the guard purges at 15 s (Session.Guard's 5 s margin).
 		{name: "test-timeout", mode: "wait", flags: []string{"-test.timeout", "20s"}, code: 2},
 	}
 	for _, tc := range cases {

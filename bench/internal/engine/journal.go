@@ -24,8 +24,9 @@ import (
 
 // JournalProtocol changes whenever what a journalled unit holds, or how a
 // run is carried out, changes meaning: a journal of another protocol is
-// never resumed.
-const JournalProtocol = 1
+// never resumed. 2: article B's non-blocking cells are measured in
+// rounds (RoundsB), and their run k pairs with the other cells' run k.
+const JournalProtocol = 2
 
 // Fingerprint is everything a resumed series must share with the journal
 // it resumes: the host, the images, every condition's pod and load as they

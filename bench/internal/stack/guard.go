@@ -25,7 +25,9 @@ func (s *Session) Guard(deadline time.Duration, log io.Writer) (stop func()) {
 	var timer <-chan time.Time
 	var t *time.Timer
 	if deadline > 0 {
-		margin := min(30*time.Second, deadline/10)
+		// A tenth of the deadline, between 5 and 30 s, and at most half of
+		// it: the purge removes the pod's containers one by one.
+		margin := min(30*time.Second, max(5*time.Second, deadline/10), deadline/2)
 		t = time.NewTimer(deadline - margin)
 		timer = t.C
 	}

@@ -184,13 +184,11 @@ func (p *Pod) start(t TB) error {
 func bootUnquoted(hc *dc.HostConfig) { hc.CPUQuota = 0 }
 
 // applyQuota gives the server its CFS quota (Config.App) and reads it
-// back from the engine: a server that would run unlimited is an error.
+// back from the engine; a quota it does not read back is an error.
+// Config.Validate has made sure the quota is at least 1 ms.
 func (p *Pod) applyQuota() error {
 	period := p.Config.CPUPeriod.Microseconds()
 	quota := int64(p.Config.App.CPUs * float64(period))
-	if quota <= 0 {
-		return nil
-	}
 	id := p.App.Container.ID
 	if err := p.pool.Client.UpdateContainer(id, dc.UpdateContainerOptions{CPUPeriod: int(period), CPUQuota: int(quota)}); err != nil {
 		return fmt.Errorf("stack: setting the server's CPU quota to %d us per %d us: %w", quota, period, err)

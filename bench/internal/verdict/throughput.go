@@ -68,7 +68,7 @@ func RateBetween(cell string, lo, hi float64) Check {
 // that a machine slower for a while slows both sides of a ratio; the
 // medians of cells measured one after another differed by that while's
 // slowness. Both generators count because the claim is about the servers,
-// and twice the ratios halve the tails (reports/measurements.md).
+// and twice the ratios narrow the tails (reports/measurements.md).
 func SpreadAtMost(cells []string, factor float64) Check {
 	return rowCheck{cells, func(d Data, ours []report.Throughput) (Outcome, error) {
 		rows := map[string][2]report.Throughput{}
