@@ -5,8 +5,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,6 +22,10 @@ import (
 // a read costs. Which files exist is remembered: a cgroup's layout does
 // not change under a running container.
 type files struct {
+	// comm keeps each thread's name between process listings (forget):
+	// Python names no thread after it starts, so a name read every tick
+	// would be a third of the wait sites' reads for nothing.
+	comm  map[string]string
 	open  map[string]*os.File
 	used  map[string]bool
 	exist map[string]bool
@@ -27,7 +33,7 @@ type files struct {
 }
 
 func newFiles() *files {
-	return &files{open: map[string]*os.File{}, used: map[string]bool{}, exist: map[string]bool{}, buf: make([]byte, 64<<10)}
+	return &files{comm: map[string]string{}, open: map[string]*os.File{}, used: map[string]bool{}, exist: map[string]bool{}, buf: make([]byte, 64<<10)}
 }
 
 // read returns path's content. A file that fails to read (a thread that
@@ -72,36 +78,12 @@ func (f *files) file(path string) (*os.File, error) {
 }
 
 // threads lists the thread ids in a /proc/PID/task directory, in order.
-// The directory stays open too: seeking it to 0 lists it anew.
 func (f *files) threads(task string) ([]int, error) {
-	var names []string
-	if f == nil {
-		entries, err := os.ReadDir(task)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			names = append(names, e.Name())
-		}
-	} else {
-		fd, err := f.file(task)
-		if err != nil {
-			return nil, err
-		}
-		_, err = fd.Seek(0, io.SeekStart)
-		if err == nil {
-			names, err = fd.Readdirnames(-1)
-		}
-		if err != nil {
-			fd.Close()
-			delete(f.open, task)
-			return nil, err
-		}
-		if len(names) == 0 {
-			// The directory of an exited process lists nothing.
-			return nil, &fs.PathError{Op: "readdir", Path: task, Err: fs.ErrNotExist}
-		}
+	_, names, done, err := f.list(task)
+	if err != nil {
+		return nil, err
 	}
+	done()
 	tids := make([]int, 0, len(names))
 	for _, n := range names {
 		if tid, err := strconv.Atoi(n); err == nil {
@@ -110,6 +92,40 @@ func (f *files) threads(task string) ([]int, error) {
 	}
 	slices.Sort(tids)
 	return tids, nil
+}
+
+// list lists a directory of /proc/PID (task, fd) and returns it open, for
+// reads relative to it, until done is called. A sampler's files keep the
+// directory open: seeking it to 0 lists it anew. A nil *files opens it
+// for the one listing, and done closes it.
+func (f *files) list(dir string) (d *os.File, names []string, done func(), err error) {
+	if f == nil {
+		if d, err = os.Open(dir); err != nil {
+			return nil, nil, nil, err
+		}
+		if names, err = d.Readdirnames(-1); err != nil {
+			d.Close()
+			return nil, nil, nil, err
+		}
+		return d, names, func() { d.Close() }, nil
+	}
+	if d, err = f.file(dir); err != nil {
+		return nil, nil, nil, err
+	}
+	_, err = d.Seek(0, io.SeekStart)
+	if err == nil {
+		names, err = d.Readdirnames(-1)
+	}
+	if err != nil {
+		d.Close()
+		delete(f.open, dir)
+		return nil, nil, nil, err
+	}
+	if len(names) == 0 {
+		// The directory of an exited process lists nothing.
+		return nil, nil, nil, &fs.PathError{Op: "readdir", Path: dir, Err: fs.ErrNotExist}
+	}
+	return d, names, func() {}, nil
 }
 
 // exists tells whether path exists, remembering a yes or a no.
@@ -128,6 +144,28 @@ func (f *files) exists(path string) (bool, error) {
 	}
 	return err == nil, nil
 }
+
+// threadName is the thread name in dir (/proc/PID/task/TID), read at its
+// first use after forget.
+func (f *files) threadName(dir string) (string, error) {
+	if f != nil {
+		if c, ok := f.comm[dir]; ok {
+			return c, nil
+		}
+	}
+	b, err := f.read(filepath.Join(dir, "comm"))
+	if err != nil {
+		return "", fileErr(filepath.Join(dir, "comm"), err)
+	}
+	c := strings.TrimSuffix(string(b), "\n")
+	if f != nil {
+		f.comm[dir] = c
+	}
+	return c, nil
+}
+
+// forget drops the thread names read so far.
+func (f *files) forget() { clear(f.comm) }
 
 // sweep closes the files not read since the last sweep: those of threads
 // and processes that are gone.

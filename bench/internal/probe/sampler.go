@@ -169,6 +169,15 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	var durations []time.Duration
 	fr := newFiles()
 	defer fr.Close()
+	var diag *Diag
+	if s.SocketSource == SourceNetlink {
+		var err error
+		if diag, err = NewDiag(); err != nil {
+			s.SocketFallback = fmt.Sprintf("%v; reading /proc/net/tcp from here on", err)
+			s.SocketSource = SourceProc
+		}
+		defer diag.Close()
+	}
 	// The cost is the loop's own: the process's start and the spec's
 	// decoding are left out, as the series' encoding after it is.
 	cpu0 := SelfCPU()
@@ -182,9 +191,10 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 				return s, err
 			}
 			s.Processes = mergeProcesses(s.Processes, procs)
+			fr.forget()
 		}
 		t0 := time.Now()
-		sampleOnce(&s, spec, fr, note)
+		sampleOnce(&s, spec, fr, diag, note)
 		fr.sweep()
 		durations = append(durations, time.Since(t0))
 		if _, err := os.Stat(spec.StopFile); err == nil || time.Since(start) > spec.MaxDuration {
@@ -219,7 +229,7 @@ func SelfCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
+func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(error)) {
 	now := time.Now().UnixNano()
 	var workers, nginx []int
 	rolePID := map[string]int{}
@@ -233,7 +243,8 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 		switch p.Role {
 		case "app", "proxy":
 			workers = append(workers, p.PID)
-			if p.Role == "proxy" {
+			// NGINX's master serves no request and opens no temp file.
+			if p.Role == "proxy" && p.Worker {
 				nginx = append(nginx, p.PID)
 			}
 		}
@@ -251,7 +262,7 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 	// The socket read keeps its own times: the reads before it may have
 	// been delayed, and the read itself takes milliseconds.
 	readAt := time.Now().UnixNano()
-	if socks, err := readSockets(s, spec, SocketsNetlink); err != nil {
+	if socks, err := readSockets(s, spec, diag.Sockets); err != nil {
 		note(err)
 	} else {
 		ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
@@ -269,7 +280,7 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, note func(error)) {
 		s.Waits = append(s.Waits, WaitSample{UnixNano: now, Waits: w})
 	}
 	if spec.TempDir != "" && len(nginx) > 0 {
-		if t, err := TempFiles(spec.ProcRoot, nginx, spec.TempDir); err != nil {
+		if t, err := fr.tempFiles(spec.ProcRoot, nginx, spec.TempDir); err != nil {
 			note(err)
 		} else {
 			s.TempFiles = append(s.TempFiles, TempSample{UnixNano: now, TotalBytes: t.TotalBytes, Files: t.FileCount})

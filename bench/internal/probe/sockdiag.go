@@ -55,8 +55,46 @@ func (r diagRequest) Serialize() []byte {
 
 // SocketsNetlink reads the TCP sockets of the caller's network namespace
 // through NETLINK_SOCK_DIAG (the interface ss uses), IPv4 and, if ipv6,
-// IPv6, leaving TIME_WAIT sockets out in the kernel.
+// IPv6, leaving TIME_WAIT sockets out in the kernel. It opens a netlink
+// socket for the one read; a sampler keeps one (Diag).
 func SocketsNetlink(ipv6 bool) ([]Socket, error) {
+	return (*Diag)(nil).Sockets(ipv6)
+}
+
+// Diag is a NETLINK_SOCK_DIAG socket kept open between dumps. Opening,
+// binding and closing one for each dump was half of a sampler tick's
+// dump: 230-270 us a dump against 120-130 us with the socket kept, in a
+// fresh network namespace, 20 ms between dumps (so with cold caches, as
+// at a 50 ms tick).
+type Diag struct {
+	sh *nl.SocketHandle
+}
+
+// NewDiag opens the socket; Close closes it.
+func NewDiag() (*Diag, error) {
+	s, err := nl.Subscribe(unix.NETLINK_INET_DIAG)
+	if err != nil {
+		return nil, fmt.Errorf("probe: opening a sock_diag netlink socket: %w", err)
+	}
+	// What the library sets on the sockets it opens for one request: no
+	// read waits forever on a kernel that does not answer.
+	if err := s.SetReceiveTimeout(&nl.SocketTimeoutTv); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("probe: sock_diag netlink socket: %w", err)
+	}
+	return &Diag{sh: &nl.SocketHandle{Socket: s}}, nil
+}
+
+// Close closes the socket; a nil Diag has none.
+func (d *Diag) Close() {
+	if d != nil {
+		d.sh.Close()
+	}
+}
+
+// Sockets dumps the TCP sockets as SocketsNetlink does, on d's socket; a
+// nil Diag opens one for the dump.
+func (d *Diag) Sockets(ipv6 bool) ([]Socket, error) {
 	families := []uint8{unix.AF_INET}
 	if ipv6 {
 		families = append(families, unix.AF_INET6)
@@ -66,6 +104,11 @@ func SocketsNetlink(ipv6 bool) ([]Socket, error) {
 	for _, fam := range families {
 		req := nl.NewNetlinkRequest(nl.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
 		req.AddData(diagRequest{Family: fam, States: diagStates})
+		if d != nil {
+			// The library sends on a request's socket and numbers the
+			// request from it.
+			req.Sockets = map[int]*nl.SocketHandle{unix.NETLINK_INET_DIAG: d.sh}
+		}
 		var perr error
 		err := req.ExecuteIter(unix.NETLINK_INET_DIAG, nl.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
 			s, err := parseDiagMsg(msg)

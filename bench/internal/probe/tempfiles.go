@@ -4,14 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 
-	"github.com/prometheus/procfs"
+	"golang.org/x/sys/unix"
 )
 
 // TempFile is one regular file held open under the temp dir.
@@ -40,68 +39,64 @@ const deletedSuffix = " (deleted)"
 // A pid that exits meanwhile is skipped. Reading another process's fds
 // needs ptrace access (CAP_SYS_PTRACE in the probe's container).
 func TempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, error) {
+	return (*files)(nil).tempFiles(procRoot, pids, tempDir)
+}
+
+// tempFiles walks the fd directories through f: a sampler keeps each one
+// open, lists it again from offset 0 and reads its links relative to it
+// (readlinkat, fstatat), which spares each of an NGINX worker's few dozen
+// fds the walk of /proc/PID/fd/N from the root.
+func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, error) {
 	u := TempFileUsage{Files: []TempFile{}}
-	pfs, err := procfs.NewFS(procRoot)
-	if err != nil {
-		return u, fmt.Errorf("probe: %w", err)
-	}
 	dir := filepath.Clean(tempDir)
 	type fileID struct{ dev, ino uint64 }
 	seen := map[fileID]bool{}
+	buf := make([]byte, unix.PathMax)
 	for _, pid := range pids {
-		p, err := pfs.Proc(pid)
+		fdDir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
+		d, names, done, err := f.list(fdDir)
 		if gone(err) {
 			continue
 		}
 		if err != nil {
-			return u, fmt.Errorf("probe: %w", err)
+			return u, fileErr(fdDir, err)
 		}
-		// FileDescriptorTargets drops the fd numbers, which the stat below
-		// needs, so list the numbers and read each link here.
-		fds, err := p.FileDescriptors()
-		if gone(err) {
-			continue
-		}
-		if err != nil {
-			return u, fileErr(filepath.Join(procRoot, strconv.Itoa(pid), "fd"), err)
-		}
-		for _, fd := range fds {
-			link := filepath.Join(procRoot, strconv.Itoa(pid), "fd", strconv.FormatUint(uint64(fd), 10))
-			target, err := os.Readlink(link)
+		for _, name := range names {
+			n, err := unix.Readlinkat(int(d.Fd()), name, buf)
 			if gone(err) { // fd closed since the listing
 				continue
 			}
 			if err != nil {
-				return u, fmt.Errorf("probe: %w", err)
+				done()
+				return u, &fs.PathError{Op: "readlink", Path: filepath.Join(fdDir, name), Err: err}
 			}
-			path, deleted := strings.CutSuffix(target, deletedSuffix)
+			path, deleted := strings.CutSuffix(string(buf[:n]), deletedSuffix)
 			if !isUnder(path, dir) {
 				continue
 			}
 			// Stat the link, not path: /proc's fd links reach the open inode
 			// even when path is unlinked or reused.
-			fi, err := os.Stat(link)
+			var st unix.Stat_t
+			err = unix.Fstatat(int(d.Fd()), name, &st, 0)
 			if gone(err) {
 				continue
 			}
 			if err != nil {
-				return u, fmt.Errorf("probe: %w", err)
+				done()
+				return u, &fs.PathError{Op: "stat", Path: filepath.Join(fdDir, name), Err: err}
 			}
-			if !fi.Mode().IsRegular() {
+			if st.Mode&unix.S_IFMT != unix.S_IFREG {
 				continue
 			}
-			st, ok := fi.Sys().(*syscall.Stat_t)
-			if !ok {
-				return u, fmt.Errorf("probe: stat %s: no device and inode", link)
-			}
-			id := fileID{uint64(st.Dev), st.Ino}
+			id := fileID{st.Dev, st.Ino}
 			if seen[id] {
 				continue
 			}
 			seen[id] = true
-			u.Files = append(u.Files, TempFile{Path: path, SizeBytes: fi.Size(), Deleted: deleted})
-			u.TotalBytes += fi.Size()
+			u.Files = append(u.Files, TempFile{Path: path, SizeBytes: st.Size, Deleted: deleted})
+			u.TotalBytes += st.Size
 		}
+		done()
 	}
 	slices.SortStableFunc(u.Files, func(a, b TempFile) int { return strings.Compare(a.Path, b.Path) })
 	u.FileCount = len(u.Files)

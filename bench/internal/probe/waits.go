@@ -115,12 +115,12 @@ func (f *files) waits(procRoot string, pids []int, names map[int]string) ([]Wait
 func (f *files) wait(procRoot string, pid, tid int, names map[int]string) (Wait, error) {
 	w := Wait{PID: pid, TID: tid}
 	dir := filepath.Join(procRoot, strconv.Itoa(pid), "task", strconv.Itoa(tid))
-	b, err := f.read(filepath.Join(dir, "comm"))
-	if err != nil {
-		return w, fileErr(filepath.Join(dir, "comm"), err)
+	var err error
+	if w.Comm, err = f.threadName(dir); err != nil {
+		return w, err
 	}
-	w.Comm = strings.TrimSuffix(string(b), "\n")
-	if b, err = f.read(filepath.Join(dir, "wchan")); err != nil {
+	b, err := f.read(filepath.Join(dir, "wchan"))
+	if err != nil {
 		return w, fileErr(filepath.Join(dir, "wchan"), err)
 	}
 	// The kernel writes no newline and "0" for no wait channel; tolerate
