@@ -105,9 +105,11 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 
 // Phases are the parts of a run's wall time outside its load window, in
 // seconds: opening the pod (or waiting for the one started ahead),
-// starting the sampler, starting the load (the exec and the process's
-// start, up to the load's own clock), and after the window the sampler's
-// stop and the records' reads. The pod's teardown follows them.
+// launching the sampler (its exec runs on in the background), starting
+// the load (the exec and the process's start, and the wait for the
+// sampler's first sample, up to the load's own clock), and after the
+// window the sampler's stop and the records' reads. The pod's teardown
+// follows them.
 type Phases struct {
 	PodS       float64 `json:"pod_s"`
 	SamplerS   float64 `json:"sampler_s"`
@@ -128,16 +130,21 @@ func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
 	rec.PodOpened = pod.Opened
 	mark := time.Now()
 	rec.Phases.PodS = mark.Sub(rec.Started).Seconds()
-	spec, err := json.Marshal(c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k)))
-	if err != nil {
-		return rec, err
-	}
-	sampling, err := pod.StartSampler(probe.DefaultInterval)
+	sampling, err := pod.BeginSampler(probe.DefaultInterval)
 	if err != nil {
 		return rec, err
 	}
 	rec.Phases.SamplerS = time.Since(mark).Seconds()
 	mark = time.Now()
+	// The load starts once the sampler has taken its first sample: the
+	// two execs run at once, and LoadStartS holds both starts.
+	ld := c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
+	ld.After = sampling.ReadyAddr
+	spec, err := json.Marshal(ld)
+	if err != nil {
+		sampling.Stop()
+		return rec, err
+	}
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
 	if loadErr == nil {
 		loadStart := time.Unix(0, rec.Load.StartUnixNano)

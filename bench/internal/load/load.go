@@ -101,7 +101,28 @@ type Spec struct {
 	// without the harness.
 	BaselineRequests int           `json:"baseline_requests"`
 	BaselineGap      time.Duration `json:"baseline_gap_ns"`
+
+	// After, when set, is a unix socket address (a leading @ names one
+	// in the abstract namespace, which a pod's containers share with its
+	// network) that the load connects to before its clock starts: a
+	// sampler's probe.SamplerSpec.ReadyAddr, open once the sampler has
+	// taken its first sample. The load retries every AfterPoll for at most
+	// AfterWait (DefaultAfterWait when 0), then fails naming the address.
+	// The sampler's and the load's starts then overlap instead of
+	// following each other.
+	After     string        `json:"after,omitempty"`
+	AfterWait time.Duration `json:"after_wait_ns,omitempty"`
 }
+
+// Defaults of Spec.After.
+const (
+	// DefaultAfterWait bounds the wait for After: a sampler takes its
+	// first sample within 0.2 s of its exec here.
+	DefaultAfterWait = 10 * time.Second
+	// AfterPoll is the wait's retry period; the window starts at most
+	// this late after the sampler is ready.
+	AfterPoll = 2 * time.Millisecond
+)
 
 // Option changes a Spec.
 type Option func(*Spec)
@@ -155,6 +176,8 @@ func (s Spec) Validate() error {
 		return errors.New("load: FastCount must be >= 0 and FastRate positive")
 	case s.FastTimeout <= 0 || s.DownloadTimeout <= 0:
 		return errors.New("load: FastTimeout and DownloadTimeout must be positive")
+	case s.AfterWait < 0:
+		return fmt.Errorf("load: AfterWait %v is negative", s.AfterWait)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -349,6 +372,9 @@ type Result struct {
 // later; it returns when every request has ended.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := spec.Validate(); err != nil {
+		return Result{}, err
+	}
+	if err := awaitReady(ctx, spec.After, cmp.Or(spec.AfterWait, DefaultAfterWait)); err != nil {
 		return Result{}, err
 	}
 	var mem runtime.MemStats
@@ -595,3 +621,25 @@ func bodyMarks(marks []ReadMark, header int64) []ReadMark {
 // finish waits out the pacing after the last read, as the article's
 // client did before it counted the download complete.
 func (p *pacedConn) finish() { time.Sleep(time.Until(p.due())) }
+
+// awaitReady connects to the unix socket addr (nothing to do when addr is
+// empty), retrying every AfterPoll until it answers or wait passes.
+func awaitReady(ctx context.Context, addr string, wait time.Duration) error {
+	if addr == "" {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	var d net.Dialer
+	for {
+		c, err := d.DialContext(ctx, "unix", addr)
+		if err == nil {
+			return c.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("load: %s did not answer within %v, so the load did not start: %w", addr, wait, err)
+		case <-time.After(AfterPoll):
+		}
+	}
+}

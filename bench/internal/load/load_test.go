@@ -176,3 +176,41 @@ func TestWaitUntilNeverEarly(t *testing.T) {
 		}
 	}
 }
+
+// A load given After starts its clock only once that address answers,
+// and fails, naming it, when it never does.
+func TestRunStartsAfterReady(t *testing.T) {
+	srv, _ := server(t, 1000)
+	spec := NewSpec(srv.URL, "t")
+	spec.FastCount, spec.FastRate = 1, 10
+	spec.After = fmt.Sprintf("@wsgilab-load-test-%d", time.Now().UnixNano())
+
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(context.Background(), spec)
+		assert.NoError(t, err)
+		done <- res
+	}()
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case <-done:
+		t.Fatal("the load ran before its After address answered")
+	default:
+	}
+	listened := time.Now()
+	ln, err := net.Listen("unix", spec.After)
+	require.NoError(t, err)
+	defer ln.Close()
+	res := <-done
+	assert.GreaterOrEqual(t, res.StartUnixNano, listened.UnixNano(), "the clock starts after the address answers")
+	assert.Less(t, time.Duration(res.StartUnixNano-listened.UnixNano()), 50*time.Millisecond, "within a few polls")
+	require.Len(t, res.Fast, 1)
+
+	spec.After = fmt.Sprintf("@wsgilab-load-test-none-%d", time.Now().UnixNano())
+	spec.AfterWait = 30 * time.Millisecond
+	_, err = Run(context.Background(), spec)
+	assert.ErrorContains(t, err, spec.After+" did not answer within 30ms")
+
+	spec.AfterWait = -time.Second
+	assert.ErrorContains(t, spec.Validate(), "AfterWait -1s is negative")
+}

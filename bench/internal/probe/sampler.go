@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -48,6 +49,12 @@ type SamplerSpec struct {
 	SocketSource SocketSource `json:"socket_source,omitempty"`
 	// TempDir is NGINX's proxy_temp_path.
 	TempDir string `json:"temp_dir"`
+	// ReadyAddr, when set, is a unix socket address (a leading @: the
+	// abstract namespace, shared by a pod's containers with its network)
+	// on which the sampler listens once it has taken its first sample,
+	// until it ends: a load given it as load.Spec.After starts then. The
+	// sampler accepts nothing; a connection that completes is the signal.
+	ReadyAddr string `json:"ready_addr,omitempty"`
 	// StopFile ends sampling once it exists; MaxDuration bounds it anyway.
 	StopFile     string        `json:"stop_file"`
 	MaxDuration  time.Duration `json:"max_duration_ns"`
@@ -197,6 +204,13 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 		sampleOnce(&s, spec, fr, diag, note)
 		fr.sweep()
 		durations = append(durations, time.Since(t0))
+		if tick == 0 && spec.ReadyAddr != "" {
+			ready, err := net.Listen("unix", spec.ReadyAddr)
+			if err != nil {
+				return s, fmt.Errorf("probe: ReadyAddr: %w", err)
+			}
+			defer ready.Close()
+		}
 		if _, err := os.Stat(spec.StopFile); err == nil || time.Since(start) > spec.MaxDuration {
 			break
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -179,4 +180,31 @@ func TestReadSocketsFallsBackToProc(t *testing.T) {
 	assert.Equal(t, 1, dumps, "the dump is tried once")
 	assert.Equal(t, "probe: sock_diag dump of IPv4 TCP sockets: protocol not supported; reading /proc/net/tcp from here on", s.SocketFallback)
 	assert.Empty(t, s.Errors)
+}
+
+// A sampler given ReadyAddr answers on it once it has sampled, and only
+// until it ends.
+func TestSampleAnswersOnReadyAddr(t *testing.T) {
+	stop := filepath.Join(t.TempDir(), "stop")
+	spec := SamplerSpec{Interval: 10 * time.Millisecond, ProcRoot: probeProc, AppPort: 8000, StopFile: stop,
+		Containers: map[string]string{"app": "none"}, SocketSource: SourceProc,
+		ReadyAddr: fmt.Sprintf("@wsgilab-probe-test-%d", time.Now().UnixNano())}
+	done := make(chan Series, 1)
+	go func() {
+		s, err := Sample(context.Background(), spec)
+		assert.NoError(t, err)
+		done <- s
+	}()
+	var c net.Conn
+	require.Eventually(t, func() bool {
+		var err error
+		c, err = net.Dial("unix", spec.ReadyAddr)
+		return err == nil
+	}, 5*time.Second, time.Millisecond, "the sampler never answered on its ReadyAddr")
+	c.Close()
+	require.NoError(t, os.WriteFile(stop, nil, 0o644))
+	s := <-done
+	assert.NotEmpty(t, s.Sockets, "it had sampled")
+	_, err := net.Dial("unix", spec.ReadyAddr)
+	assert.Error(t, err, "the address closes with the series")
 }

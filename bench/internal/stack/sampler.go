@@ -2,6 +2,7 @@ package stack
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -16,7 +17,10 @@ type SamplerRun struct {
 	pod *Pod
 	// stop is the file whose creation in the sampler container ends the run.
 	stop string
-	done chan samplerOutcome
+	// ReadyAddr is where the sampler listens once it has taken its first
+	// sample (probe.SamplerSpec.ReadyAddr).
+	ReadyAddr string
+	done      chan samplerOutcome
 }
 
 type samplerOutcome struct {
@@ -24,19 +28,23 @@ type samplerOutcome struct {
 	err    error
 }
 
-// StartSampler starts sampling every interval and returns once the sampler has
-// taken its first sample, so the series covers what follows.
-func (p *Pod) StartSampler(interval time.Duration) (*SamplerRun, error) {
+// BeginSampler starts sampling every interval and returns at once. The
+// sampler listens on run.ReadyAddr once it has taken its first sample: a
+// load given that address (load.Spec.After) starts then, so the
+// sampler's start and the load's exec overlap instead of following each
+// other (0.14 s a run here).
+func (p *Pod) BeginSampler(interval time.Duration) (*SamplerRun, error) {
 	if p.Sampler == nil {
 		return nil, fmt.Errorf("stack: the pod has no sampler container; start it with WithSampler(true)")
 	}
-	// Each run has its own marker files, so a pod can be sampled again.
+	// Each run has its own stop file and address, so a pod can be sampled
+	// again.
 	p.samplerRuns++
-	started := fmt.Sprintf("/tmp/sampler-%d-started", p.samplerRuns)
 	stop := fmt.Sprintf("/tmp/sampler-%d-stop", p.samplerRuns)
 	spec := probe.SamplerSpec{
 		Interval: interval, ProcRoot: "/proc", AppPort: p.Config.Server.ListenPort(), StopFile: stop,
 		Containers: map[string]string{"app": p.App.Container.ID, "client": p.Client.Container.ID},
+		ReadyAddr:  fmt.Sprintf("@wsgilab-sampler-%d", p.samplerRuns),
 	}
 	if p.Proxy != nil {
 		spec.Containers["proxy"] = p.Proxy.Container.ID
@@ -48,16 +56,29 @@ func (p *Pod) StartSampler(interval time.Duration) (*SamplerRun, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := &SamplerRun{pod: p, stop: stop, done: make(chan samplerOutcome, 1)}
+	run := &SamplerRun{pod: p, stop: stop, ReadyAddr: spec.ReadyAddr, done: make(chan samplerOutcome, 1)}
 	go func() {
 		var out samplerOutcome
-		out.err = p.ExecJSON(p.Sampler, &out.series, "sh", "-c", `touch `+started+` && exec "$0" probe "$1"`,
-			image.AgentPath, string(b))
+		out.err = p.ExecJSON(p.Sampler, &out.series, image.AgentPath, "probe", string(b))
 		run.done <- out
 	}()
-	_, err = p.Exec(p.Sampler, "sh", "-c",
-		`for i in $(seq 250); do [ -e `+started+` ] && exit 0; sleep 0.02; done; echo sampler did not start >&2; exit 1`)
+	return run, nil
+}
+
+// StartSampler starts sampling every interval and returns once the sampler
+// has taken its first sample (its ReadyAddr is listed in the pod's
+// /proc/net/unix), so the series covers what follows.
+func (p *Pod) StartSampler(interval time.Duration) (*SamplerRun, error) {
+	run, err := p.BeginSampler(interval)
 	if err != nil {
+		return nil, err
+	}
+	// /proc/net/unix shows an abstract address with its leading @.
+	if _, err := p.Exec(p.Sampler, "sh", "-c",
+		`for i in $(seq 250); do grep -q -- ' `+run.ReadyAddr+`$' /proc/net/unix && exit 0; sleep 0.02; done; echo sampler did not start >&2; exit 1`); err != nil {
+		if _, serr := run.Stop(); serr != nil {
+			err = errors.Join(err, serr)
+		}
 		return nil, err
 	}
 	return run, nil
