@@ -23,8 +23,10 @@ import (
 // not change under a running container.
 type files struct {
 	// comm keeps each thread's name between process listings (forget):
-	// Python names no thread after it starts, so a name read every tick
-	// would be a third of the wait sites' reads for nothing.
+	// a name read every tick was a third of the wait sites' reads. A
+	// thread renamed after it started (Python 3.14 names its threads
+	// itself, a server may too) shows its new name from the next
+	// listing on, at most RefreshEvery ticks later.
 	comm  map[string]string
 	open  map[string]*os.File
 	used  map[string]bool
@@ -165,7 +167,11 @@ func (f *files) threadName(dir string) (string, error) {
 }
 
 // forget drops the thread names read so far.
-func (f *files) forget() { clear(f.comm) }
+func (f *files) forget() {
+	if f != nil {
+		clear(f.comm)
+	}
+}
 
 // sweep closes the files not read since the last sweep: those of threads
 // and processes that are gone.

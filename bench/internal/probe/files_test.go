@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -78,4 +79,54 @@ func TestFilesReadsRegularFiles(t *testing.T) {
 	ok, err := f.exists(filepath.Join(filepath.Dir(p), "cgroup.controllers"))
 	require.NoError(t, err)
 	assert.False(t, ok)
+}
+
+// A sampler's files list a kept directory anew at every tick: the tasks
+// and the temp files of a live process are the same at the third reading
+// as at the first.
+func TestFilesListKeptDirectoriesAgain(t *testing.T) {
+	dir := t.TempDir()
+	tmp, err := os.CreateTemp(dir, "buf")
+	require.NoError(t, err)
+	defer tmp.Close()
+	_, err = tmp.Write(make([]byte, 1234))
+	require.NoError(t, err)
+	f := newFiles()
+	defer f.Close()
+	task := filepath.Join("/proc", strconv.Itoa(os.Getpid()), "task")
+	first, err := f.threads(task)
+	require.NoError(t, err)
+	require.NotEmpty(t, first)
+	for range 3 {
+		tids, err := f.threads(task)
+		require.NoError(t, err)
+		assert.Contains(t, tids, first[0], "the main thread is listed again")
+		u, err := f.tempFiles("/proc", []int{os.Getpid()}, dir)
+		require.NoError(t, err)
+		assert.Equal(t, 1, u.FileCount, "the open file is found again")
+		assert.EqualValues(t, 1234, u.TotalBytes)
+		f.sweep()
+	}
+}
+
+// A thread's name is read once until forget: the name read first stands
+// in between.
+func TestThreadNameReadOncePerListing(t *testing.T) {
+	dir := t.TempDir()
+	comm := filepath.Join(dir, "comm")
+	require.NoError(t, os.WriteFile(comm, []byte("gunicorn\n"), 0o644))
+	f := newFiles()
+	defer f.Close()
+	name, err := f.threadName(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "gunicorn", name)
+	require.NoError(t, os.WriteFile(comm, []byte("renamed\n"), 0o644))
+	name, err = f.threadName(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "gunicorn", name, "kept until the next listing")
+	f.forget()
+	name, err = f.threadName(dir)
+	require.NoError(t, err)
+	assert.Equal(t, "renamed", name, "read again after it")
+	(*files)(nil).forget() // a nil files keeps nothing to forget
 }

@@ -245,24 +245,7 @@ func SelfCPU() time.Duration {
 
 func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(error)) {
 	now := time.Now().UnixNano()
-	var workers, nginx []int
-	rolePID := map[string]int{}
-	for _, p := range s.Processes {
-		if p.gone {
-			continue
-		}
-		if _, ok := rolePID[p.Role]; !ok {
-			rolePID[p.Role] = p.PID
-		}
-		switch p.Role {
-		case "app", "proxy":
-			workers = append(workers, p.PID)
-			// NGINX's master serves no request and opens no temp file.
-			if p.Role == "proxy" && p.Worker {
-				nginx = append(nginx, p.PID)
-			}
-		}
-	}
+	rolePID, workers, nginx := sampled(s.Processes)
 	for _, role := range sortedKeys(rolePID) {
 		// A container's cgroup is visible through any of its processes'
 		// root: /proc/PID/root/sys/fs/cgroup is its own cgroup mount.
@@ -300,6 +283,30 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(er
 			s.TempFiles = append(s.TempFiles, TempSample{UnixNano: now, TotalBytes: t.TotalBytes, Files: t.FileCount})
 		}
 	}
+}
+
+// sampled picks what a tick reads from the processes listed: a process
+// of each role (its cgroup is the role's), the app's and NGINX's
+// processes (their threads' wait sites), and NGINX's workers (their temp
+// files: the master serves no request and opens none).
+func sampled(procs []ProcessInfo) (rolePID map[string]int, workers, nginx []int) {
+	rolePID = map[string]int{}
+	for _, p := range procs {
+		if p.gone {
+			continue
+		}
+		if _, ok := rolePID[p.Role]; !ok {
+			rolePID[p.Role] = p.PID
+		}
+		switch p.Role {
+		case "app", "proxy":
+			workers = append(workers, p.PID)
+			if p.Role == "proxy" && p.Worker {
+				nginx = append(nginx, p.PID)
+			}
+		}
+	}
+	return rolePID, workers, nginx
 }
 
 // readSockets reads the socket table from the series' source; on a

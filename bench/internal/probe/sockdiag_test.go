@@ -196,15 +196,43 @@ func TestSampleAnswersOnReadyAddr(t *testing.T) {
 		done <- s
 	}()
 	var c net.Conn
+	var answered int64
 	require.Eventually(t, func() bool {
 		var err error
 		c, err = net.Dial("unix", spec.ReadyAddr)
+		answered = time.Now().UnixNano()
 		return err == nil
 	}, 5*time.Second, time.Millisecond, "the sampler never answered on its ReadyAddr")
 	c.Close()
 	require.NoError(t, os.WriteFile(stop, nil, 0o644))
 	s := <-done
-	assert.NotEmpty(t, s.Sockets, "it had sampled")
+	require.NotEmpty(t, s.Sockets)
+	assert.LessOrEqual(t, s.Sockets[0].DoneUnixNano, answered, "it answers only once its first sample is taken")
 	_, err := net.Dial("unix", spec.ReadyAddr)
 	assert.Error(t, err, "the address closes with the series")
+}
+
+// A Diag dumps on its own socket, again and again, what a fresh socket
+// dumps; closed, it dumps nothing.
+func TestDiagKeepsItsSocket(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	listens := func(socks []Socket) bool {
+		return slices.ContainsFunc(socks, func(k Socket) bool { return k.LocalPort == port && k.State == StateListen })
+	}
+	d, err := NewDiag()
+	require.NoError(t, err)
+	for range 5 {
+		socks, err := d.Sockets(false)
+		require.NoError(t, err)
+		assert.True(t, listens(socks), "the kept socket's dump lists the listener")
+	}
+	fresh, err := SocketsNetlink(false)
+	require.NoError(t, err)
+	assert.True(t, listens(fresh))
+	d.Close()
+	_, err = d.Sockets(false)
+	assert.Error(t, err, "a closed Diag has no socket to dump on")
 }

@@ -73,7 +73,7 @@ type Socket struct {
 // to: <procRoot>/net/tcp, and tcp6 (when present) if ipv6. Each file costs
 // the kernel a walk of the whole established-socket hash at every read(),
 // whatever the namespace holds (about 3.5 ms with 262,144 buckets here);
-// the sampler reads SocketsNetlink instead and keeps this one for a kernel
+// the sampler dumps through sock_diag instead (Diag) and keeps this one for a kernel
 // without sock_diag and for fixture trees.
 func Sockets(procRoot string, ipv6 bool) ([]Socket, error) {
 	pfs, err := procfs.NewFS(procRoot)

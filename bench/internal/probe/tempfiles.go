@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -42,16 +43,37 @@ func TempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, erro
 	return (*files)(nil).tempFiles(procRoot, pids, tempDir)
 }
 
+// checkProcRoot fails for a procRoot that is not a directory, where every
+// pid would otherwise look gone.
+func checkProcRoot(procRoot string) error {
+	fi, err := os.Stat(procRoot)
+	if err == nil && !fi.IsDir() {
+		err = fmt.Errorf("not a directory")
+	}
+	if err != nil {
+		return fileErr(procRoot, err)
+	}
+	return nil
+}
+
 // tempFiles walks the fd directories through f: a sampler keeps each one
 // open, lists it again from offset 0 and reads its links relative to it
 // (readlinkat, fstatat), which spares each of an NGINX worker's few dozen
 // fds the walk of /proc/PID/fd/N from the root.
 func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, error) {
 	u := TempFileUsage{Files: []TempFile{}}
+	if f == nil { // a sampler's files checked its root at the first tick
+		if err := checkProcRoot(procRoot); err != nil {
+			return u, err
+		}
+	}
 	dir := filepath.Clean(tempDir)
 	type fileID struct{ dev, ino uint64 }
 	seen := map[fileID]bool{}
 	buf := make([]byte, unix.PathMax)
+	if f != nil {
+		buf = f.buf // the sampler's collector is off: no buffer a tick
+	}
 	for _, pid := range pids {
 		fdDir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
 		d, names, done, err := f.list(fdDir)
@@ -68,7 +90,7 @@ func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFile
 			}
 			if err != nil {
 				done()
-				return u, &fs.PathError{Op: "readlink", Path: filepath.Join(fdDir, name), Err: err}
+				return u, fileErr(filepath.Join(fdDir, name), &fs.PathError{Op: "readlink", Path: filepath.Join(fdDir, name), Err: err})
 			}
 			path, deleted := strings.CutSuffix(string(buf[:n]), deletedSuffix)
 			if !isUnder(path, dir) {
@@ -83,7 +105,7 @@ func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFile
 			}
 			if err != nil {
 				done()
-				return u, &fs.PathError{Op: "stat", Path: filepath.Join(fdDir, name), Err: err}
+				return u, fileErr(filepath.Join(fdDir, name), &fs.PathError{Op: "stat", Path: filepath.Join(fdDir, name), Err: err})
 			}
 			if st.Mode&unix.S_IFMT != unix.S_IFREG {
 				continue

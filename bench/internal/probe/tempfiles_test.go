@@ -116,3 +116,26 @@ func TestIsUnder(t *testing.T) {
 	assert.False(t, isUnder("pipe:[4]", "/"))
 	assert.True(t, isUnder("/tmp/x", "/"))
 }
+
+// A proc root that does not exist is an error, not a namespace of gone
+// processes.
+func TestTempFilesNeedsAProcRoot(t *testing.T) {
+	_, err := TempFiles(filepath.Join(t.TempDir(), "nope"), []int{1}, "/tmp")
+	assert.ErrorContains(t, err, "nope")
+}
+
+// The sampler reads the temp files of NGINX's workers, not its master's.
+func TestSampledSkipsNginxMaster(t *testing.T) {
+	procs := []ProcessInfo{
+		{Process: Process{PID: 10}, Role: "app"},
+		{Process: Process{PID: 11, PPID: 10}, Role: "app", Worker: true},
+		{Process: Process{PID: 20}, Role: "proxy"},
+		{Process: Process{PID: 21, PPID: 20}, Role: "proxy", Worker: true},
+		{Process: Process{PID: 22, PPID: 20}, Role: "proxy", Worker: true, gone: true},
+		{Process: Process{PID: 30}, Role: "client"},
+	}
+	rolePID, workers, nginx := sampled(procs)
+	assert.Equal(t, map[string]int{"app": 10, "proxy": 20, "client": 30}, rolePID)
+	assert.Equal(t, []int{10, 11, 20, 21}, workers)
+	assert.Equal(t, []int{21}, nginx)
+}
