@@ -62,7 +62,7 @@ func checkProcRoot(procRoot string) error {
 // fds the walk of /proc/PID/fd/N from the root.
 func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFileUsage, error) {
 	u := TempFileUsage{Files: []TempFile{}}
-	if f == nil { // a sampler's files checked its root at the first tick
+	if f == nil { // a sampler lists its root (rolesOf) before any tick
 		if err := checkProcRoot(procRoot); err != nil {
 			return u, err
 		}
