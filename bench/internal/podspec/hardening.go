@@ -46,8 +46,8 @@ const ProxyTmpfsBytes = 2*32<<20 + 16<<20
 // DefaultHardening is each role's lockdown; stack applies it to every
 // container it starts.
 var DefaultHardening = map[string]Hardening{
-	RoleHolder: {User: Nobody, PidsLimit: 8,
-		Why: "holds the namespaces with `sleep` under docker-init: no capability, no writable path. The TCP sysctls are set by the engine at creation, not by the process."},
+	RoleHolder: {User: Nobody, PidsLimit: 16,
+		Why: "holds the namespaces with `sleep` under docker-init: no capability, no writable path. The TCP sysctls are set by the engine at creation, not by the process. 16 pids: an exec into it (the hardening test's) takes up to 10 at once with runc's init threads; at 8, 20 to 27 of 100 execs failed with 'read init-p: connection reset by peer'."},
 	RoleApp: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=32m,mode=1777"},
 		Why: "the WSGI server binds 127.0.0.1:8000 (no privileged port) and writes only /tmp: the write log and Gunicorn's worker heartbeat files. 256 pids leave room for 2 workers x 4 threads, uWSGI's threads and an exec or two."},
 	RoleProxy: {User: Nobody, PidsLimit: 32, Tmpfs: map[string]string{"/tmp": fmt.Sprintf("rw,nosuid,nodev,size=%dm,mode=1777", ProxyTmpfsBytes>>20)},

@@ -43,7 +43,7 @@ func hardening(role string) podspec.Hardening {
 	if h, ok := podspec.DefaultHardening[role]; ok {
 		return h
 	}
-	return podspec.Hardening{User: podspec.Nobody, PidsLimit: 8}
+	return podspec.Hardening{User: podspec.Nobody, PidsLimit: 16} // room for an exec, as the holder's
 }
 
 // RoleResource is one of a pod's containers and its role.
