@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"slices"
 	"testing"
 
 	"wsgilab/bench/internal/engine"
-	"wsgilab/bench/internal/verdict"
 )
 
 // TestArticleA runs article A's matrix and its pilot under the profile's
@@ -17,5 +15,5 @@ import (
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
 	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, progressA, validRun)
-	assertTable(t, "a", slices.Concat(verdict.ArticleA, verdict.ArticleHost))
+	assertTable(t, engine.TableA)
 }

@@ -131,7 +131,7 @@ func setUp() (int, error) {
 	env.Docker = report.Docker{
 		ServerVersion: info.ServerVersion, APIVersion: ver.Get("ApiVersion"), Kernel: info.KernelVersion,
 		OS: info.OperatingSystem, Arch: ver.Get("Arch"), NCPU: info.NCPU, MemTotal: info.MemTotal,
-		StorageDriver: info.Driver, CgroupDriver: info.CgroupDriver,
+		StorageDriver: info.Driver, CgroupDriver: info.CgroupDriver, Name: info.Name,
 	}
 
 	// The agent compiles while the base image builds: on a cold machine
@@ -182,6 +182,11 @@ func setUp() (int, error) {
 	env.Hardening = podspec.DefaultHardening
 	fp := engine.NewFingerprint(lab.Image, base.Ref, settings, engine.Host{CPUModel: env.Machine.CPUModel,
 		CPUs: env.Machine.CPUs, Kernel: env.Docker.Kernel, Docker: env.Docker.ServerVersion})
+	env.Shard = report.Shard{Index: settings.Shard.Index, Count: max(settings.Shard.Count, 1), Profile: settings.Profile,
+		Series: fp.SeriesHash(), Conditions: []string{}}
+	for _, c := range settings.Plan().Table() {
+		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)
+	}
 	if lab.Journal, env.Resume, err = engine.OpenJournal(settings.ReportDir, fp, settings.Resume); err != nil {
 		return 1, err
 	}

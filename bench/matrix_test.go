@@ -18,5 +18,5 @@ import (
 func TestMatrix(t *testing.T) {
 	plan := lab.Settings.Plan()
 	runConditions(t, plan.Matrix, func(engine.Condition) int { return plan.MatrixRuns }, progressMatrix, soundRun)
-	assertTable(t, "matrix", engine.MatrixVerdicts())
+	assertTable(t, engine.TableMatrix)
 }

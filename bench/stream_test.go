@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"wsgilab/bench/internal/engine"
-	"wsgilab/bench/internal/verdict"
 )
 
 // TestStream runs the streaming table (engine.StreamTable: an event every
@@ -16,5 +15,5 @@ import (
 func TestStream(t *testing.T) {
 	plan := lab.Settings.Plan()
 	runConditions(t, plan.Streams, func(engine.Condition) int { return plan.StreamRuns }, progressStream, soundRun)
-	assertTable(t, "stream", verdict.Streaming)
+	assertTable(t, engine.TableStream)
 }

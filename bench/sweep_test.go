@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"wsgilab/bench/internal/engine"
-	"wsgilab/bench/internal/verdict"
 )
 
 // TestSweep runs the size × rate sweep's own cells of the profile
@@ -17,5 +16,5 @@ import (
 func TestSweep(t *testing.T) {
 	plan := lab.Settings.Plan()
 	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, progressSweep, validRun)
-	assertTable(t, "sweep", verdict.Sweep)
+	assertTable(t, engine.TableSweep)
 }

@@ -9,7 +9,6 @@ import (
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/verdict"
 )
 
 // progressA counts article A's runs, progressB article B's rows.
@@ -37,9 +36,12 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 // assertTable evaluates verdict table vs (stored as table in claims.json)
 // on everything the series measured so far, and asserts each verdict in
 // the subtest claims/<id>.
-func assertTable(t *testing.T, table string, vs []verdict.Verdict) {
+func assertTable(t *testing.T, table engine.VerdictTable) {
 	t.Run("claims", func(t *testing.T) {
-		claims, err := lab.Reports.Evaluate(table, vs)
+		if sh := lab.Settings.Shard; sh.Sharded() {
+			t.Skipf("shard %s of a series: its verdicts are judged on the merged shards (labreport -merge), never on one", sh)
+		}
+		claims, err := lab.Reports.Evaluate(table.ID, table.Verdicts)
 		require.NoError(t, err)
 		assertVerdicts(t, claims)
 	})

@@ -2,12 +2,21 @@
 // directory, with no new runs:
 //
 //	labreport [-dir reports/out] [-readme README.md]
+//	labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...
 //
 // It reads only the directory's JSON files (reports/README.md) and writes
 // DIR/report.html atomically; on failure it prints the error and exits 1.
 // With -readme it instead rewrites that file's generated section ("which
 // setup protects against which slow client") from DIR/matrix.json, and
 // renders nothing.
+//
+// With -merge it merges the report directories of a sharded series
+// (LAB_SHARD=i/N, one per shard) into the new or empty directory OUT,
+// judges every verdict on the merged data (engine.Merge), renders
+// OUT/report.html and prints each verdict; it exits 1 when a verdict fails
+// or its data is missing, and refuses shards that are not one series, or
+// ran on machines that differ (unless -allow-mismatch), before writing
+// anything.
 package main
 
 import (
@@ -17,6 +26,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/htmlreport"
 	"wsgilab/bench/internal/readme"
 	"wsgilab/bench/internal/report"
@@ -25,12 +35,17 @@ import (
 func main() {
 	dir := flag.String("dir", report.DefaultDir, "the report directory to render")
 	readmePath := flag.String("readme", "", "rewrite this README's generated protection section from DIR/matrix.json instead of rendering report.html")
+	merge := flag.Bool("merge", false, "merge the shard report directories given as arguments into DIR (new or empty), judge the verdicts on the merged data and render it")
+	allow := flag.Bool("allow-mismatch", false, "with -merge: merge shards whose machines differ (CPU model, CPUs, kernel, cgroup version, CFS period, engine), recording each difference")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: labreport [-dir DIR] [-readme README.md]\n\nRenders DIR/%s from DIR's report files.\n\n", htmlreport.FileName)
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: labreport [-dir DIR] [-readme README.md]\n       labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...\n\nRenders DIR/%s from DIR's report files, or merges a sharded series into DIR.\n\n", htmlreport.FileName)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	if flag.NArg() > 0 {
+	if *merge {
+		os.Exit(runMerge(*dir, flag.Args(), engine.MergeOptions{AllowMismatch: *allow}))
+	}
+	if flag.NArg() > 0 || *allow {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -71,4 +86,44 @@ func rewriteReadme(path, dir string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// runMerge merges shards into out, renders it and prints every verdict:
+// 0 when none failed or lacked data, 1 otherwise, 2 for bad arguments.
+func runMerge(out string, shards []string, o engine.MergeOptions) int {
+	if len(shards) == 0 {
+		fmt.Fprintln(os.Stderr, "labreport -merge: want the shards' report directories as arguments")
+		return 2
+	}
+	m, err := engine.Merge(out, shards, o)
+	if err == nil {
+		err = htmlreport.Write(out)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "labreport:", err)
+		return 1
+	}
+	for _, d := range m.Mismatches {
+		fmt.Printf("allowed mismatch: %s\n", d)
+	}
+	if len(m.LeftOut) > 0 {
+		fmt.Printf("not merged (outside the series' table; raw records copied): %s\n", strings.Join(m.LeftOut, ", "))
+	}
+	code := 0
+	for _, c := range m.Claims {
+		switch c.Status {
+		case report.StatusNotRun:
+			continue
+		case report.StatusHolds:
+			fmt.Printf("holds    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)
+		case report.StatusMissing:
+			code = 1
+			fmt.Printf("MISSING  %-48s %s\n", c.ID, c.Note)
+		default:
+			code = 1
+			fmt.Printf("FAILS    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)
+		}
+	}
+	fmt.Printf("%d conditions from %d shards -> %s\n", len(m.Conditions), len(shards), filepath.Join(out, htmlreport.FileName))
+	return code
 }

@@ -69,7 +69,7 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: map[string]fingerprintA{},
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
 		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
-	plan := s.Plan()
+	plan := s.Table() // every shard of a series shares its fingerprint
 	for _, c := range slices.Concat(plan.Conditions, plan.Sweep, plan.Matrix) {
 		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
 	}
@@ -93,6 +93,14 @@ func (f Fingerprint) Hash() string {
 	}
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:])
+}
+
+// SeriesHash is the hash of f less its host: what every shard of one
+// series shares, whichever machine ran it (labreport -merge compares the
+// hosts apart).
+func (f Fingerprint) SeriesHash() string {
+	f.Host = Host{}
+	return f.Hash()
 }
 
 // differs says how f (the journal's) and g (this series') differ: each

@@ -23,7 +23,8 @@ type Reports struct {
 
 	mu         sync.Mutex
 	started    time.Time
-	conditions []Condition // every condition that has runs, in first-run order
+	conditions []Condition               // every condition that has runs, in first-run order
+	ranOn      map[string]*report.Origin // a merged series' shard per condition
 	runs       []report.Run
 	requests   []report.Request
 	downloads  []report.Download
@@ -86,6 +87,12 @@ func (r *Reports) attemptA(c Condition) {
 // AddRun summarizes rec, a run of c, writes its raw record and rewrites
 // the series' reports.
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
+	run, err := r.addRun(c, rec)
+	return run, errors.Join(err, r.writeA())
+}
+
+// addRun summarizes rec, a run of c, and writes its raw record.
+func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 	if rec.WallS == 0 { // set already in a run kept from the journal
 		rec.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
 	}
@@ -99,7 +106,7 @@ func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
 	r.downloads = append(r.downloads, rows.Downloads...)
 	r.sampled.Append(rows.Sampler)
 	r.mu.Unlock()
-	return rows.Run, errors.Join(rawErr, r.writeA())
+	return rows.Run, rawErr
 }
 
 // rawA is run k of c's raw record, relative to the report directory.
@@ -123,7 +130,9 @@ func (r *Reports) conditionsLocked() []report.Condition {
 				runs = append(runs, run)
 			}
 		}
-		out = append(out, SummarizeCondition(c, runs, articleFigures[c.Ref]))
+		sum := SummarizeCondition(c, runs, articleFigures[c.Ref])
+		sum.RanOn = r.ranOn[c.ID]
+		out = append(out, sum)
 	}
 	return out
 }
@@ -143,6 +152,14 @@ func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, 
 	r.claims[table] = claims
 	r.mu.Unlock()
 	return claims, r.writeClaims()
+}
+
+// Claims are the claims of verdict table id as last evaluated, nil when
+// it was not.
+func (r *Reports) Claims(table string) []report.Claim {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.claims[table])
 }
 
 // AddThroughput records one of article B's rows.

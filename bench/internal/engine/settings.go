@@ -53,6 +53,9 @@ type Settings struct {
 	// Stack is LAB_STACK: a team's stack file for TestStack (make check),
 	// loaded and validated here, before anything starts; nil when unset.
 	Stack *stackfile.File
+	// Shard is LAB_SHARD: the part of the series this process runs (the
+	// whole series unless set); Plan gives only that part.
+	Shard Shard
 }
 
 // SafetySettings switch the host safety stop on or off and set it.
@@ -77,6 +80,7 @@ var knownSettings = map[string]string{
 	"LAB_SAFETY_WINDOW": fmt.Sprintf("how long that share must last to trip it, a Go duration from %v to 1m; default %v",
 		2*safety.DefaultInterval, safety.DefaultWindow),
 	"LAB_STACK":  "a stack file (fixtures/stacks/*.yaml shows the form), absolute or relative to the module root: TestStack checks it (make check STACK=...)",
+	"LAB_SHARD":  fmt.Sprintf("i/N with 0 <= i < N <= %d: run only the conditions whose place in the series' table is i modulo N (and article B on shard 0), to merge with labreport -merge; default the whole series", MaxShards),
 	"LAB_RESUME": "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
@@ -177,6 +181,13 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, bad("LAB_RESUME"))
 		}
 	}
+	if v, ok := env["LAB_SHARD"]; ok {
+		sh, err := ParseShard(v)
+		if err != nil {
+			errs = append(errs, bad("LAB_SHARD"))
+		}
+		s.Shard = sh
+	}
 	if v, ok := env["LAB_REPORT_DIR"]; ok {
 		if v == "" {
 			errs = append(errs, bad("LAB_REPORT_DIR"))
@@ -201,10 +212,14 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	return s, nil
 }
 
-// Plan is what the profile runs of article A, the sweep and the matrix,
-// with the runs per sweep cell and per matrix cell as LAB_SWEEP_RUNS and
+// Plan is what this process runs of the profile's article A, sweep,
+// matrix and streaming table: its shard of Table.
+func (s Settings) Plan() Plan { return s.Table().Shard(s.Shard) }
+
+// Table is the whole series the profile plans, every shard's, with the
+// runs per sweep cell and per matrix cell as LAB_SWEEP_RUNS and
 // LAB_MATRIX_RUNS set them.
-func (s Settings) Plan() Plan {
+func (s Settings) Table() Plan {
 	p := Plans[s.Profile]
 	if s.SweepRuns > 0 {
 		p.SweepRuns = s.SweepRuns

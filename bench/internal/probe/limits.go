@@ -174,9 +174,21 @@ type Inspection struct {
 	Sysctls map[string]string `json:"sysctls"`
 	// OOMKills counts the container's processes the OOM killer ended.
 	OOMKills int64 `json:"oom_kills"`
+	// Machine is the host as the container sees it.
+	Machine Machine `json:"machine"`
 }
 
-// Inspect reads the limits under cgroupRoot and the Sysctls under procRoot.
+// Machine is what a container reads of its host: the same on every
+// container of a node, and what tells two shards' nodes apart.
+type Machine struct {
+	CPUModel string `json:"cpu_model"`
+	// OnlineCPUs counts the processors /proc/cpuinfo lists: the online ones.
+	OnlineCPUs int    `json:"online_cpus"`
+	Kernel     string `json:"kernel"`
+}
+
+// Inspect reads the limits under cgroupRoot, and the Sysctls and the
+// machine under procRoot.
 func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
 	var in Inspection
 	var err error
@@ -186,8 +198,32 @@ func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
 	if in.OOMKills, err = ReadOOMKills(cgroupRoot); err != nil {
 		return in, err
 	}
+	if in.Machine, err = ReadMachine(procRoot); err != nil {
+		return in, err
+	}
 	in.Sysctls, err = ReadSysctls(procRoot, Sysctls)
 	return in, err
+}
+
+// ReadMachine reads the CPU model, the online processors and the kernel
+// release from the proc tree at procRoot.
+func ReadMachine(procRoot string) (Machine, error) {
+	var m Machine
+	pfs, err := procfs.NewFS(procRoot)
+	if err != nil {
+		return m, fmt.Errorf("probe: %w", err)
+	}
+	info, err := pfs.CPUInfo()
+	if err != nil || len(info) == 0 {
+		return m, fmt.Errorf("probe: no processor in %s/cpuinfo (%v)", procRoot, err)
+	}
+	m.CPUModel, m.OnlineCPUs = info[0].ModelName, len(info)
+	rel, err := pfs.SysctlStrings("kernel.osrelease")
+	if err != nil || len(rel) == 0 {
+		return m, fmt.Errorf("probe: kernel release under %s: %v", procRoot, err)
+	}
+	m.Kernel = rel[0]
+	return m, nil
 }
 
 // ReadOOMKills counts the processes the kernel's OOM killer ended in the

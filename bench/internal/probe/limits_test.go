@@ -44,6 +44,16 @@ func TestReadSysctls(t *testing.T) {
 	assert.ErrorContains(t, err, "net.ipv4.no_such")
 }
 
+func TestReadMachine(t *testing.T) {
+	got, err := ReadMachine("../../../fixtures/proc")
+	require.NoError(t, err)
+	assert.Equal(t, Machine{CPUModel: "AMD EPYC", OnlineCPUs: 2, Kernel: "6.18.0-lab"}, got)
+
+	// A tree without cpuinfo is an error, never an empty machine.
+	_, err = ReadMachine(t.TempDir())
+	assert.ErrorContains(t, err, "cpuinfo")
+}
+
 func TestReadOOMKills(t *testing.T) {
 	for name, want := range map[string]int64{"v1": 2, "v2": 1, "v1-unlimited": 0} {
 		got, err := ReadOOMKills("../../../fixtures/cgroup/" + name)

@@ -134,7 +134,11 @@ type Series struct {
 	Sockets       []SocketSample   `json:"sockets"`
 	Waits         []WaitSample     `json:"waits"`
 	TempFiles     []TempSample     `json:"temp_files"`
-	Overhead      Overhead         `json:"overhead"`
+	// Limits are each role's CFS period and quota and memory limit, read
+	// from its own cgroup mount at the first tick that saw the role: what
+	// the run got, not what it asked for.
+	Limits   map[string]Limits `json:"limits,omitempty"`
+	Overhead Overhead          `json:"overhead"`
 	// SocketSource is the socket source the series ended on, and
 	// SocketFallback why it is not the spec's: the netlink dump's error
 	// when the series went on from /proc. A fallback is not a sampling
@@ -249,7 +253,18 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(er
 	for _, role := range sortedKeys(rolePID) {
 		// A container's cgroup is visible through any of its processes'
 		// root: /proc/PID/root/sys/fs/cgroup is its own cgroup mount.
-		u, err := fr.usage(filepath.Join(spec.ProcRoot, strconv.Itoa(rolePID[role]), "root/sys/fs/cgroup"))
+		root := filepath.Join(spec.ProcRoot, strconv.Itoa(rolePID[role]), "root/sys/fs/cgroup")
+		if _, ok := s.Limits[role]; !ok {
+			if l, err := ReadLimits(root); err != nil {
+				note(fmt.Errorf("%s limits: %w", role, err))
+			} else {
+				if s.Limits == nil {
+					s.Limits = map[string]Limits{}
+				}
+				s.Limits[role] = l
+			}
+		}
+		u, err := fr.usage(root)
 		if err != nil {
 			note(fmt.Errorf("%s cgroup: %w", role, err))
 			continue

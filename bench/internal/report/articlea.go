@@ -162,6 +162,9 @@ type Condition struct {
 	BodyBytes  int64   `json:"body_bytes"`
 	ReadRate   float64 `json:"read_rate_bytes_per_s"`
 	TCPProfile string  `json:"tcp_profile"`
+	// RanOn, in a merged report, is the shard whose machine ran the
+	// condition.
+	RanOn *Origin `json:"ran_on,omitempty"`
 
 	// RunsTotal counts every run, RunsSound those the lab measured whole
 	// (the request and download counts below are theirs), RunsValid the

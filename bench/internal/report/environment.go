@@ -32,6 +32,49 @@ type Environment struct {
 	Resume Resume `json:"resume"`
 	// Stacks are the stack files a stack check ran, with their images.
 	Stacks []StackEnv `json:"stacks,omitempty"`
+	// Shard is which part of its series this directory holds (0/1: all).
+	Shard Shard `json:"shard"`
+	// Merged, in a report merged by labreport -merge, lists the shards it
+	// was merged from, with the machine each ran on and what differed.
+	Merged *Merged `json:"merged,omitempty"`
+}
+
+// Shard is which part of a series a report directory holds: LAB_SHARD.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+	// Profile is LAB_PROFILE, whose table the shard's conditions are from.
+	Profile string `json:"profile"`
+	// Series is the series' fingerprint less the host (engine.Fingerprint's
+	// SeriesHash): every shard of one series has the same.
+	Series string `json:"series_fingerprint"`
+	// Conditions are the ids of the table's conditions this shard owns.
+	Conditions []string `json:"conditions"`
+}
+
+// Merged is a merged report's record of its shards.
+type Merged struct {
+	Shards []Origin `json:"shards"`
+	// Mismatches are the differences between the shards' machines that
+	// labreport -merge was told to allow; empty when they matched.
+	Mismatches []string `json:"mismatches"`
+}
+
+// Origin is where a shard ran: its place, its report directory, and the
+// machine and engine as the shard read them back.
+type Origin struct {
+	Shard  string `json:"shard"`
+	Dir    string `json:"dir"`
+	Engine string `json:"engine"`
+	// EngineHost is the Docker engine's host name (docker info's Name).
+	EngineHost string `json:"engine_host"`
+	CPUModel   string `json:"cpu_model"`
+	CPUs       int    `json:"cpus"`
+	Kernel     string `json:"kernel"`
+	// CgroupVersion and CPUPeriodsMicros are read back from inside the
+	// shard's pods: every CFS period its runs' clients saw.
+	CgroupVersion    int     `json:"cgroup_version"`
+	CPUPeriodsMicros []int64 `json:"cpu_periods_us"`
 }
 
 // Safety is the host safety stop's record of a series.
@@ -87,6 +130,9 @@ type Docker struct {
 	MemTotal      int64  `json:"mem_total_bytes"`
 	StorageDriver string `json:"storage_driver"`
 	CgroupDriver  string `json:"cgroup_driver"`
+	// Name is the engine's host name (docker info's Name): which machine
+	// ran a shard.
+	Name string `json:"name"`
 }
 
 // Versions are what the lab image really contains, read back by running it.

@@ -1,0 +1,209 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"wsgilab/bench/internal/report"
+)
+
+// MergeOptions set labreport -merge.
+type MergeOptions struct {
+	// AllowMismatch merges shards whose machines differ (CPU model, online
+	// CPUs, kernel, cgroup version, CFS periods, engine version), and
+	// records each difference in the merged environment.json. Shards of
+	// different series (fingerprints) are refused all the same: their
+	// conditions, images or settings differ, and no option makes them one
+	// series.
+	AllowMismatch bool
+}
+
+// ErrMerge is Merge's error for shards that do not make one series.
+var ErrMerge = errors.New("engine: the shards do not merge")
+
+// shardDir is one shard's report directory as Merge reads it.
+type shardDir struct {
+	dir    string
+	env    report.Environment
+	runs   []report.Run
+	origin report.Origin
+}
+
+// Merge merges the report directories of a sharded series (LAB_SHARD=i/N,
+// one directory per shard) into out: every shard's runs summarized anew
+// as one series, each condition marked with the shard and machine that
+// ran it, and every verdict table judged on the merged data only. It
+// refuses, before writing anything, shards of different series, a
+// missing or repeated shard, a condition run by two shards, and (unless
+// o.AllowMismatch) shards whose machines differ; and an out that is not
+// empty, so nothing is overwritten.
+func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
+	var m Merged
+	shards, err := readShards(dirs)
+	if err != nil {
+		return m, err
+	}
+	first := shards[0].env.Shard
+	plan, ok := Plans[first.Profile]
+	if !ok {
+		return m, fmt.Errorf("%w: %s ran profile %q, which this lab does not know", ErrMerge, shards[0].dir, first.Profile)
+	}
+	mismatches := machineMismatches(shards)
+	if len(mismatches) > 0 && !o.AllowMismatch {
+		return m, fmt.Errorf("%w: their machines differ, so their figures do not compare:\n  %s\n"+
+			"labreport -merge -allow-mismatch merges them anyway and records each difference",
+			ErrMerge, strings.Join(mismatches, "\n  "))
+	}
+	if err := emptyDir(out, dirs); err != nil {
+		return m, err
+	}
+
+	env := shards[0].env
+	env.Shard = report.Shard{Index: 0, Count: 1, Profile: first.Profile, Series: first.Series, Conditions: []string{}}
+	env.Merged = &report.Merged{Mismatches: append([]string{}, mismatches...)}
+	env.Inspections, env.Safety.Aborts = nil, nil // shard 0's pods' own
+	for _, s := range shards {
+		env.Merged.Shards = append(env.Merged.Shards, s.origin)
+		env.Safety.Aborts = append(env.Safety.Aborts, s.env.Safety.Aborts...)
+	}
+	r := NewReports(out, &env)
+	r.ranOn = map[string]*report.Origin{}
+	// The table's order, whichever shard ran each condition.
+	for _, c := range plan.Table() {
+		for _, s := range shards {
+			if err := r.mergeCondition(c, s); err != nil {
+				return m, err
+			}
+		}
+	}
+	for _, s := range shards {
+		if err := r.mergeRest(s); err != nil {
+			return m, err
+		}
+		for _, run := range s.runs {
+			if !slices.ContainsFunc(plan.Table(), func(c Condition) bool { return c.ID == run.Condition }) && !slices.Contains(m.LeftOut, run.Condition) {
+				m.LeftOut = append(m.LeftOut, run.Condition)
+			}
+		}
+	}
+	r.mu.Lock()
+	for _, c := range r.conditions {
+		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)
+	}
+	r.mu.Unlock()
+	if err := errors.Join(r.writeA(), r.WriteSampled(), r.writeSeries(shards)); err != nil {
+		return m, err
+	}
+	for _, t := range VerdictTables() {
+		cs, err := r.Evaluate(t.ID, t.Verdicts)
+		if err != nil {
+			return m, err
+		}
+		m.Claims = append(m.Claims, cs...)
+	}
+	m.Conditions, m.Mismatches = r.Conditions(), mismatches
+	return m, r.Close()
+}
+
+// Merged is what Merge made of a sharded series.
+type Merged struct {
+	// Conditions are the merged conditions.json.
+	Conditions []report.Condition
+	// Claims are every verdict table's claims on the merged data.
+	Claims []report.Claim
+	// Mismatches are the machines' differences that were allowed.
+	Mismatches []string
+	// LeftOut are conditions the shards ran outside the series' table
+	// (a stack check's steps, a test's own): their raw records are copied,
+	// their rows are not merged.
+	LeftOut []string
+}
+
+// mergeCondition adds the runs shard s holds of c, marking c as s's.
+func (r *Reports) mergeCondition(c Condition, s shardDir) error {
+	for _, run := range s.runs {
+		if run.Condition != c.ID {
+			continue
+		}
+		var rec Record
+		if err := readStrict(s.dir, rawA(c, run.Run), &rec); err != nil {
+			return err
+		}
+		r.begin(c.ID)
+		r.attemptA(c)
+		r.ranOn[c.ID] = &s.origin
+		if _, err := r.addRun(c, rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// mergeRest adds what of s lies outside the condition table: article B's
+// rows (from shard 0), and every raw record not written yet, so that no
+// shard's data is lost.
+func (r *Reports) mergeRest(s shardDir) error {
+	var rows []report.Throughput
+	if err := readStrict(s.dir, "throughput.json", &rows); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, row := range rows {
+		if err := r.AddThroughput(row, report.ProbeRows{}); err != nil {
+			return err
+		}
+	}
+	raws, err := filepath.Glob(filepath.Join(s.dir, "raw", "*.json"))
+	if err != nil {
+		return err
+	}
+	for _, p := range raws {
+		dst := filepath.Join(r.dir, "raw", filepath.Base(p))
+		if _, err := os.Stat(dst); err == nil {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if err := report.WriteFile(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeSeries rewrites series.json for shards run side by side: it
+// started with the first shard, its wall time is the longest shard's, and
+// its overhead is every shard's wall time over every run's window.
+func (r *Reports) writeSeries(shards []shardDir) error {
+	r.mu.Lock()
+	ser := report.NewSeries(time.Now(), r.runs)
+	r.mu.Unlock()
+	ser.StartedAt, ser.WallS = time.Time{}, 0
+	var machineS float64
+	for _, s := range shards {
+		var one report.Series
+		if err := readStrict(s.dir, "series.json", &one); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // a shard that ran no article A run
+			}
+			return err
+		}
+		if ser.StartedAt.IsZero() || one.StartedAt.Before(ser.StartedAt) {
+			ser.StartedAt = one.StartedAt
+		}
+		ser.WallS, machineS = max(ser.WallS, one.WallS), machineS+one.WallS
+	}
+	ser.Overhead = 0
+	if ser.WindowsS > 0 {
+		ser.Overhead = machineS / ser.WindowsS
+	}
+	return report.WriteFile(r.dir, "series.json", report.JSON(ser))
+}

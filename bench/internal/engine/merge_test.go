@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+// shardFixture writes a shard's report directory with no runs: what
+// Merge checks before reading any run.
+func shardFixture(t *testing.T, index, count int, series, cpu string) string {
+	t.Helper()
+	dir := t.TempDir()
+	env := report.Environment{Shard: report.Shard{Index: index, Count: count, Profile: "ci", Series: series, Conditions: []string{}},
+		Machine: report.Machine{CPUModel: cpu, CPUs: 2}, Docker: report.Docker{ServerVersion: "20.10.24", Kernel: "6.18.0", Name: "node"}}
+	require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	require.NoError(t, report.WriteFile(dir, "runs.json", report.JSON([]report.Run{})))
+	return dir
+}
+
+func TestMergeRefusesOtherSeries(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "aaaa", "AMD EPYC"), shardFixture(t, 1, 2, "bbbb", "AMD EPYC")
+	out := filepath.Join(t.TempDir(), "merged")
+	_, err := Merge(out, []string{a, b}, MergeOptions{AllowMismatch: true})
+	require.ErrorIs(t, err, ErrMerge)
+	assert.Contains(t, err.Error(), b+" is shard 1/2 of series bbbb (profile ci), "+a+" of series aaaa (profile ci)")
+	assert.Contains(t, err.Error(), "shards must run the same code, images and settings")
+	assert.NoDirExists(t, out, "a refused merge writes nothing")
+}
+
+func TestMergeRefusesMissingOrRepeatedShards(t *testing.T) {
+	a, a2 := shardFixture(t, 0, 3, "s", "AMD EPYC"), shardFixture(t, 0, 3, "s", "AMD EPYC")
+	_, err := Merge(filepath.Join(t.TempDir(), "m"), []string{a, a2}, MergeOptions{})
+	require.ErrorIs(t, err, ErrMerge)
+	assert.Contains(t, err.Error(), "shard 0/3 is in ")
+	assert.Contains(t, err.Error(), "shard 1/3 is missing")
+	assert.Contains(t, err.Error(), "shard 2/3 is missing")
+
+	_, err = Merge(filepath.Join(t.TempDir(), "m"), []string{t.TempDir()}, MergeOptions{})
+	assert.ErrorContains(t, err, "is not a shard's report directory")
+}
+
+func TestMergeRefusesOtherMachinesUnlessAllowed(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "Intel Xeon")
+	out := filepath.Join(t.TempDir(), "merged")
+	_, err := Merge(out, []string{a, b}, MergeOptions{})
+	require.ErrorIs(t, err, ErrMerge)
+	assert.Contains(t, err.Error(), "cpu_model: shard 0/2 ("+a+") AMD EPYC, shard 1/2 ("+b+") Intel Xeon")
+	assert.Contains(t, err.Error(), "-allow-mismatch")
+	assert.NoDirExists(t, out)
+
+	m, err := Merge(out, []string{b, a}, MergeOptions{AllowMismatch: true})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cpu_model: shard 0/2 (" + a + ") AMD EPYC, shard 1/2 (" + b + ") Intel Xeon"}, m.Mismatches)
+	var env report.Environment
+	require.NoError(t, readStrict(out, "environment.json", &env))
+	require.NotNil(t, env.Merged)
+	assert.Equal(t, m.Mismatches, env.Merged.Mismatches)
+	assert.Len(t, env.Merged.Shards, 2)
+	assert.Equal(t, report.Shard{Count: 1, Profile: "ci", Series: "s", Conditions: []string{}}, env.Shard)
+}
+
+func TestMergeNeverOverwrites(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	out := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(out, "claims.json"), []byte("[]"), 0o644))
+	_, err := Merge(out, []string{a, b}, MergeOptions{})
+	assert.ErrorContains(t, err, "already holds 1 entries")
+	_, err = Merge(a, []string{a, b}, MergeOptions{})
+	assert.ErrorContains(t, err, "would overwrite shard")
+}
+
+func TestMergeRefusesAConditionRunByAnotherShard(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	for dir, owns := range map[string][]string{a: {"direct-0dl"}, b: {"direct-1dl"}} {
+		var env report.Environment
+		require.NoError(t, readStrict(dir, "environment.json", &env))
+		env.Shard.Conditions = owns
+		require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	}
+	require.NoError(t, report.WriteFile(b, "runs.json", report.JSON([]report.Run{{Condition: "direct-0dl", Run: 1}})))
+	_, err := Merge(filepath.Join(t.TempDir(), "m"), []string{a, b}, MergeOptions{})
+	require.ErrorIs(t, err, ErrMerge)
+	assert.Contains(t, err.Error(), b+" ran direct-0dl run 1, which another shard owns")
+}

@@ -1,0 +1,36 @@
+package engine
+
+import (
+	"slices"
+
+	"wsgilab/bench/internal/verdict"
+)
+
+// VerdictTable is a table of verdicts as claims.json stores it: the tests
+// assert each table on their own series, and labreport -merge judges
+// every table on a sharded series once merged.
+type VerdictTable struct {
+	// ID is the table's key in claims.json ("a", "sweep", ...).
+	ID       string
+	Verdicts []verdict.Verdict
+}
+
+// The series' verdict tables, one per test that asserts them.
+var (
+	// TableA is TestArticleA's: article A's claims under stock TCP memory
+	// and those under the article's host settings.
+	TableA = VerdictTable{ID: "a", Verdicts: slices.Concat(verdict.ArticleA, verdict.ArticleHost)}
+	// TableSweep is TestSweep's.
+	TableSweep = VerdictTable{ID: "sweep", Verdicts: verdict.Sweep}
+	// TableMatrix is TestMatrix's (MatrixVerdicts).
+	TableMatrix = VerdictTable{ID: "matrix", Verdicts: MatrixVerdicts()}
+	// TableStream is TestStream's.
+	TableStream = VerdictTable{ID: "stream", Verdicts: verdict.Streaming}
+	// TableB is TestArticleB's.
+	TableB = VerdictTable{ID: "b", Verdicts: verdict.ArticleB}
+)
+
+// VerdictTables are every table a series judges, in claims.json's order.
+func VerdictTables() []VerdictTable {
+	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableB}
+}

@@ -1,0 +1,97 @@
+package bench
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/htmlreport"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
+)
+
+// TestShards runs article A's table under stock TCP memory as a sharded
+// series: two children of this suite's binary, one after the other, with
+// LAB_SHARD=0/2 and 1/2, each its own report directory and one run per
+// condition. Neither judges a verdict. Merged (labreport -merge's
+// engine.Merge), conditions.json has every condition of the table, each
+// marked with the shard that ran it, condition k on shard k mod 2; and
+// article A's verdicts come out as the unsharded series' (TestArticleA's,
+// when it ran in this process: each holds). Shards of another series are
+// refused.
+func TestShards(t *testing.T) {
+	if *leakMode != "" {
+		t.Skip("TestNoLeaks' child")
+	}
+	table := engine.Under(engine.ArticleA, engine.Stock)
+	bin := buildSelf(t)
+	var dirs []string
+	for i := range 2 {
+		dir := t.TempDir()
+		cmd := exec.Command(bin, "-test.run", "^TestArticleA$/^[^@]+$", "-test.v")
+		cmd.Env = append(os.Environ(), "LAB_QUIET=1", "LAB_RUNS=1", "LAB_RESUME=0", "LAB_PROFILE=ci",
+			fmt.Sprintf("LAB_SHARD=%d/2", i), "LAB_REPORT_DIR="+dir)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "shard %d/2:\n%s", i, tail(string(out), 30))
+		assert.Contains(t, string(out), fmt.Sprintf("shard %d/2 of a series: its verdicts are judged on the merged shards", i))
+		assert.NoFileExists(t, filepath.Join(dir, "claims.json"), "a shard judged verdicts")
+		var runs []report.Run
+		readJSON(t, filepath.Join(dir, "runs.json"), &runs)
+		assert.Len(t, runs, (len(table)+1-i)/2, "shard %d/2's runs", i)
+		dirs = append(dirs, dir)
+	}
+
+	out := filepath.Join(t.TempDir(), "merged")
+	m, err := engine.Merge(out, []string{dirs[1], dirs[0]}, engine.MergeOptions{})
+	require.NoError(t, err)
+	var conds []report.Condition
+	readJSON(t, filepath.Join(out, "conditions.json"), &conds)
+	require.Len(t, conds, len(table), "merged conditions")
+	for k, c := range conds {
+		assert.Equal(t, table[k].ID, c.ID)
+		assert.Equal(t, 1, c.RunsValid, "%s's valid runs", c.ID)
+		if assert.NotNil(t, c.RanOn, c.ID) {
+			assert.Equal(t, fmt.Sprintf("%d/2", k%2), c.RanOn.Shard, c.ID)
+			assert.Equal(t, dirs[k%2], c.RanOn.Dir, c.ID)
+		}
+	}
+	assert.Empty(t, m.Mismatches, "two shards on one machine")
+	require.NoError(t, htmlreport.Write(out), "the merged report renders")
+
+	unsharded := map[string]report.Claim{}
+	for _, c := range lab.Reports.Claims(engine.TableA.ID) {
+		unsharded[c.ID] = c
+	}
+	t.Run("verdicts", func(t *testing.T) {
+		merged := map[string]report.Claim{}
+		for _, c := range m.Claims {
+			merged[c.ID] = c
+		}
+		for _, v := range verdict.ArticleA {
+			got := merged[v.ID]
+			t.Logf("%-44s merged %-7s %.4g %s (threshold %s)", v.ID, got.Status, got.Measured, got.Unit, got.Threshold)
+			assert.Equal(t, report.StatusHolds, got.Status, "%s: %s", v.ID, got.Note)
+			if u, ok := unsharded[v.ID]; ok && u.Status != report.StatusNotRun {
+				assert.Equal(t, u.Status, got.Status, "%s: unsharded %s, merged %s", v.ID, u.Status, got.Status)
+			}
+		}
+	})
+
+	t.Run("refuses-another-series", func(t *testing.T) {
+		other := t.TempDir()
+		var env report.Environment
+		readJSON(t, filepath.Join(dirs[1], "environment.json"), &env)
+		env.Shard.Series = "another-series"
+		require.NoError(t, report.WriteFile(other, "environment.json", report.JSON(env)))
+		_, err := engine.Merge(filepath.Join(t.TempDir(), "m"), []string{dirs[0], other}, engine.MergeOptions{AllowMismatch: true})
+		require.ErrorIs(t, err, engine.ErrMerge)
+		assert.Contains(t, err.Error(), "shards must run the same code, images and settings")
+		t.Logf("refused: %v", err)
+	})
+}
