@@ -152,6 +152,20 @@ type Config struct {
 	Sampler bool `json:"sampler"`
 }
 
+// URL is path at the pod's entry point: NGINX when there is one, else
+// the server.
+func (c Config) URL(path string) string {
+	if c.Proxy != nil {
+		return "http://" + c.Proxy.Listen + path
+	}
+	return c.AppURL(path)
+}
+
+// AppURL is path at the WSGI server itself.
+func (c Config) AppURL(path string) string {
+	return fmt.Sprintf("http://127.0.0.1:%d%s", c.Server.ListenPort(), path)
+}
+
 // Option changes a Config.
 type Option func(*Config)
 

@@ -292,17 +292,10 @@ func (p *Pod) limit(l podspec.Limits) func(*dc.HostConfig) {
 }
 
 // URL is path at the pod's entry point: NGINX when present, else the server.
-func (p *Pod) URL(path string) string {
-	if p.Config.Proxy != nil {
-		return "http://" + p.Config.Proxy.Listen + path
-	}
-	return p.AppURL(path)
-}
+func (p *Pod) URL(path string) string { return p.Config.URL(path) }
 
 // AppURL is path at the WSGI server itself.
-func (p *Pod) AppURL(path string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", p.Config.Server.ListenPort(), path)
-}
+func (p *Pod) AppURL(path string) string { return p.Config.AppURL(path) }
 
 // readyPoll is the first interval between readiness checks; it grows by
 // half each time up to readyPollMax. dockertest's Retry starts at 500 ms,
