@@ -31,6 +31,14 @@
 //
 // prints the cgroup limits of the container it runs in and the network
 // namespace's sysctls (a probe.Inspection).
+//
+//	labagent pod app|proxy|sampler|client
+//	labagent pod ready app|proxy
+//
+// plays a role in a Kubernetes run pod (package podrun): it reads the
+// run table ($LAB_RUN_TABLE) at $JOB_COMPLETION_INDEX; the client prints
+// the run's raw record (runrec.Record). `pod ready` is the sidecars'
+// startup probe.
 package main
 
 import (
@@ -44,6 +52,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -52,6 +61,7 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/probe"
 )
 
@@ -83,8 +93,10 @@ func main() {
 		err = runClosed(os.Args[2:], os.Stdout, false)
 	case "ab":
 		err = runClosed(os.Args[2:], os.Stdout, true)
+	case "pod":
+		err = runPod(os.Args[2:], os.Stdout)
 	default:
-		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect, pod)", os.Args[1])
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -268,4 +280,42 @@ func runAB(spec load.ClosedSpec) (load.ClosedResult, error) {
 		res.CPU = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return res, err
+}
+
+// runPod plays a role of a Kubernetes run pod (package podrun).
+func runPod(args []string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("pod takes a role: app, proxy, sampler, client, or ready app|proxy")
+	}
+	e, err := podrun.ReadEnv(os.Getenv)
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "app":
+		return podrun.App(e)
+	case "proxy":
+		return podrun.Proxy(e)
+	case "ready":
+		if len(args) != 2 || (args[1] != "app" && args[1] != "proxy") {
+			return errors.New("pod ready takes app or proxy")
+		}
+		return podrun.Ready(e, args[1])
+	case "sampler":
+		quietGC()
+		runtime.GOMAXPROCS(1) // as labagent probe
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		if err := podrun.Sampler(ctx, e, probe.DefaultInterval); err != nil {
+			return err
+		}
+		// A native sidecar that exits is restarted: it waits for the
+		// pod's end instead.
+		<-ctx.Done()
+		return nil
+	case "client":
+		quietGC()
+		return podrun.Client(context.Background(), e, stdout)
+	}
+	return fmt.Errorf("pod: unknown role %q (want: app, proxy, sampler, client, ready)", args[0])
 }

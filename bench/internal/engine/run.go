@@ -9,10 +9,9 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/image"
-	"wsgilab/bench/internal/load"
-	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/runrec"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stack"
 )
@@ -40,31 +39,12 @@ type Lab struct {
 	ahead *ahead
 }
 
-// Record is a run's raw record, raw/<condition>-run<k>.json: everything
-// the run collected, from which SummarizeRun derives its report rows.
-type Record struct {
-	Condition string                       `json:"condition"`
-	Run       int                          `json:"run"`
-	Pod       podspec.Config               `json:"pod"`
-	Load      load.Result                  `json:"load"`
-	Writes    map[string]stack.WriteRecord `json:"writes"`
-	Client    probe.Inspection             `json:"client_inspection"`
-	Sampler   *probe.Series                `json:"sampler,omitempty"`
-	Started   time.Time                    `json:"started_at"`
-	// PodOpened is when the run's pod was asked for: before Started when
-	// it was opened ahead, during the previous run's collection (Then).
-	PodOpened time.Time `json:"pod_opened_at"`
-	// AppLog is the app container's log from the pod's start (its last
-	// stack.MaxLogLines lines): what the server said of the run, Gunicorn's
-	// worker timeouts among it; AppLogError why it could not be read.
-	AppLog      string `json:"app_log,omitempty"`
-	AppLogError string `json:"app_log_error,omitempty"`
-	// Phases is where the run's wall time went outside its load window.
-	Phases Phases `json:"phases"`
-	// WallS is the run's wall time from Started to its last collection
-	// (the pod's teardown follows), set by Reports.AddRun.
-	WallS float64 `json:"wall_s"`
-}
+// Record is a run's raw record (runrec.Record); Phases where its wall
+// time went outside its window.
+type (
+	Record = runrec.Record
+	Phases = runrec.Phases
+)
 
 // RunA runs condition c once, as run k, in a fresh pod: start the pod,
 // start the /proc sampler, run the load from the client container, stop
@@ -101,20 +81,6 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 		return run, err
 	}
 	return run, l.Journal.saveFile(journalA(c, k), rawA(c, k))
-}
-
-// Phases are the parts of a run's wall time outside its load window, in
-// seconds: opening the pod (or waiting for the one started ahead),
-// launching the sampler (its exec runs on in the background), starting
-// the load (the exec and the process's start, and the wait for the
-// sampler's first sample, up to the load's own clock), and after the
-// window the sampler's stop and the records' reads. The pod's teardown
-// follows them.
-type Phases struct {
-	PodS       float64 `json:"pod_s"`
-	SamplerS   float64 `json:"sampler_s"`
-	LoadStartS float64 `json:"load_start_s"`
-	CollectS   float64 `json:"collect_s"`
 }
 
 // measureA carries out one attempt at run k of c, in a pod it removes

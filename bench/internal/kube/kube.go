@@ -25,7 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"wsgilab/bench/internal/engine"
-	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/podspec"
 )
 
@@ -57,16 +57,8 @@ const (
 	MaxTableBytes = 1 << 20
 )
 
-// Entry is one completion index's run: what each container of its pod
-// reads from the run table.
-type Entry struct {
-	Index     int            `json:"index"`
-	Condition string         `json:"condition"`
-	Run       int            `json:"run"`
-	Pod       podspec.Config `json:"pod"`
-	// Load targets http://127.0.0.1 on the pod's entry port.
-	Load load.Spec `json:"load"`
-}
+// Entry is one completion index's run in a Job's run table.
+type Entry = podrun.Entry
 
 // Options say where and how wide a series runs.
 type Options struct {

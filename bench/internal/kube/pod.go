@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/podspec"
 )
 
@@ -81,9 +82,9 @@ func container(role string, l podspec.Limits, o Options, spec *corev1.PodSpec) c
 		Name: role, Image: o.Image, ImagePullPolicy: corev1.PullNever,
 		Command: []string{image.AgentPath, "pod", role},
 		Env: []corev1.EnvVar{
-			{Name: "LAB_ROLE", Value: role},
-			{Name: "LAB_RUN_TABLE", Value: TableDir + "/" + TableFile},
-			{Name: "LAB_SHARED", Value: SharedDir},
+			{Name: podrun.EnvRole, Value: role},
+			{Name: podrun.EnvTable, Value: TableDir + "/" + TableFile},
+			{Name: podrun.EnvShared, Value: SharedDir},
 		},
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
 		VolumeMounts: []corev1.VolumeMount{

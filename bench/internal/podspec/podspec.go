@@ -45,6 +45,9 @@ const (
 	AppPort = 8000
 	// WritesLog is the app's write-duration log inside the app container.
 	WritesLog = "/tmp/lab-writes.jsonl"
+	// NginxConfPath is where the rendered config lands in the proxy
+	// container.
+	NginxConfPath = "/tmp/nginx.conf"
 )
 
 // Limits are one container's CPU quota and memory limit.

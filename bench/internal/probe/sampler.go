@@ -37,6 +37,14 @@ type SamplerSpec struct {
 	// Containers maps a role (app, proxy, client) to its container ID; a
 	// process belongs to the role whose ID its /proc/PID/cgroup names.
 	Containers map[string]string `json:"containers"`
+	// RoleRoots, when set, maps the PID of each role's first process to
+	// the role (one of Containers' keys, whose IDs are then not read): a
+	// process belongs to the role of its nearest ancestor, or itself, in
+	// it. A Kubernetes pod's sampler knows no container IDs, but each role
+	// leaves its PID in the pod's shared volume before it starts its
+	// server. (Not the environment: NGINX writes its process title over
+	// its environ.)
+	RoleRoots map[int]string `json:"role_roots,omitempty"`
 	// AppPort and ProxyPort classify sockets into hops; ProxyPort 0 means
 	// no proxy.
 	AppPort   int `json:"app_port"`
@@ -339,6 +347,26 @@ func readSockets(s *Series, spec SamplerSpec, dump func(ipv6 bool) ([]Socket, er
 	return Sockets(spec.ProcRoot, spec.IPv6)
 }
 
+// rootRole is the role of pid's nearest ancestor, or pid itself, among
+// spec.RoleRoots, when it is one of spec's roles.
+func rootRole(pid int, parent map[int]int, spec SamplerSpec) (string, bool) {
+	for range maxDepth {
+		if role, ok := spec.RoleRoots[pid]; ok {
+			_, known := spec.Containers[role]
+			return role, known
+		}
+		next, ok := parent[pid]
+		if !ok || next == pid || next == 0 {
+			return "", false
+		}
+		pid = next
+	}
+	return "", false
+}
+
+// maxDepth bounds rootRole's walk up a process tree.
+const maxDepth = 64
+
 // rolesOf lists the processes of the spec's containers, with their roles.
 func rolesOf(spec SamplerSpec) ([]ProcessInfo, error) {
 	pfs, err := procfs.NewFS(spec.ProcRoot)
@@ -351,9 +379,20 @@ func rolesOf(spec SamplerSpec) ([]ProcessInfo, error) {
 	}
 	var out []ProcessInfo
 	roleOf := map[int]string{}
+	parent := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parent[p.PID] = p.PPID
+	}
 	for _, p := range procs {
 		pr, err := pfs.Proc(p.PID)
 		if err != nil {
+			continue
+		}
+		if len(spec.RoleRoots) > 0 {
+			if role, ok := rootRole(p.PID, parent, spec); ok {
+				roleOf[p.PID] = role
+				out = append(out, ProcessInfo{Process: p, Role: role})
+			}
 			continue
 		}
 		cgs, err := pr.Cgroups()

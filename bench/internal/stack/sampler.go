@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podrun"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 )
 
@@ -41,16 +41,10 @@ func (p *Pod) BeginSampler(interval time.Duration) (*SamplerRun, error) {
 	// again.
 	p.samplerRuns++
 	stop := fmt.Sprintf("/tmp/sampler-%d-stop", p.samplerRuns)
-	spec := probe.SamplerSpec{
-		Interval: interval, ProcRoot: "/proc", AppPort: p.Config.Server.ListenPort(), StopFile: stop,
-		Containers: map[string]string{"app": p.App.Container.ID, "client": p.Client.Container.ID},
-		ReadyAddr:  fmt.Sprintf("@wsgilab-sampler-%d", p.samplerRuns),
-	}
+	spec := podrun.SamplerSpec(p.Config, interval, stop, fmt.Sprintf("@wsgilab-sampler-%d", p.samplerRuns))
+	spec.Containers[podspec.RoleApp], spec.Containers[podspec.RoleClient] = p.App.Container.ID, p.Client.Container.ID
 	if p.Proxy != nil {
-		spec.Containers["proxy"] = p.Proxy.Container.ID
-		spec.TempDir = p.Config.Proxy.TempPath
-		_, port, _ := net.SplitHostPort(p.Config.Proxy.Listen)
-		spec.ProxyPort, _ = strconv.Atoi(port)
+		spec.Containers[podspec.RoleProxy] = p.Proxy.Container.ID
 	}
 	b, err := json.Marshal(spec)
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/runrec"
 	"wsgilab/wsgiapp"
 )
 
@@ -214,7 +215,7 @@ const holderMemory = 16 << 20
 const DefaultSamplerMemory = 256 << 20
 
 // NginxConfPath is where the rendered config lands in the proxy container.
-const NginxConfPath = "/tmp/nginx.conf"
+const NginxConfPath = podspec.NginxConfPath
 
 // nginxCommand writes $LAB_NGINX_CONF to NginxConfPath and runs nginx on
 // it with args.
@@ -441,7 +442,7 @@ func (p *Pod) Logs(r *dockertest.Resource) string {
 }
 
 // MaxLogLines bounds what LogSince returns.
-const MaxLogLines = 500
+const MaxLogLines = runrec.MaxLogLines
 
 // LogSince is r's stdout and stderr from since on, at most its last
 // MaxLogLines lines.
@@ -457,16 +458,8 @@ func (p *Pod) LogSince(r *dockertest.Resource, since time.Time) (string, error) 
 	return b.String(), nil
 }
 
-// WriteRecord is one line of the app's write-duration log.
-type WriteRecord struct {
-	ID       string        `json:"id"`
-	PID      int           `json:"pid"`
-	Bytes    int64         `json:"bytes"`
-	Size     int64         `json:"size"`
-	Complete bool          `json:"complete"`
-	StartNs  int64         `json:"start_unix_ns"`
-	Write    time.Duration `json:"write_ns"`
-}
+// WriteRecord is one of the app's write records (runrec.WriteRecord).
+type WriteRecord = runrec.WriteRecord
 
 // Writes reads the app's write records, keyed by X-Lab-Id.
 func (p *Pod) Writes() (map[string]WriteRecord, error) {
@@ -474,16 +467,5 @@ func (p *Pod) Writes() (map[string]WriteRecord, error) {
 	if err != nil {
 		return nil, err
 	}
-	recs := map[string]WriteRecord{}
-	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var w WriteRecord
-		if err := json.Unmarshal(line, &w); err != nil {
-			return nil, fmt.Errorf("stack: write log line %q: %w", line, err)
-		}
-		recs[w.ID] = w
-	}
-	return recs, nil
+	return runrec.ParseWrites(out)
 }

@@ -1,0 +1,192 @@
+package stack
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ory/dockertest/v3"
+	dc "github.com/ory/dockertest/v3/docker"
+	corev1 "k8s.io/api/core/v1"
+
+	"wsgilab/bench/internal/image"
+)
+
+// KubeCPUPeriod is the CFS period KubePod gives every container: the
+// kubelet's cpuCFSQuotaPeriod the node pool must set (10ms).
+const KubeCPUPeriod = 10 * time.Millisecond
+
+// DefaultKubePodWait bounds a KubePod's client.
+const DefaultKubePodWait = 5 * time.Minute
+
+// KubePod runs a rendered Kubernetes pod on the Docker engine as a
+// kubelet would, so a test shows that a rendered Job's pod carries out its
+// run with no cluster: a holder (the pause container) owns the network,
+// PID and IPC namespaces and the pod's sysctls; every volume is a tmpfs
+// Docker volume, a ConfigMap's filled with files[volume]; the native
+// sidecars (init containers with restartPolicy Always) start in order,
+// each after its startup probe passed; then the one regular container
+// runs to its end. Each container gets its command, environment (and
+// env), mounts, user, capabilities, read-only root and its limits at
+// KubeCPUPeriod. It returns the regular container's stdout; a non-zero
+// exit is an error with its stderr. Everything is purged by t's cleanup.
+func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]string, env []string, id Ident) ([]byte, error) {
+	t.Helper()
+	if len(spec.Containers) != 1 {
+		return nil, fmt.Errorf("stack: KubePod runs pods of one regular container, not %d", len(spec.Containers))
+	}
+	pool := s.pool
+	vols := map[string]string{} // pod volume -> Docker volume
+	for _, v := range spec.Volumes {
+		name := s.name("vol-"+v.Name, id.Condition, id.Run)
+		size := int64(16 << 20)
+		if v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil {
+			size = v.EmptyDir.SizeLimit.Value()
+		}
+		if _, err := pool.Client.CreateVolume(dc.CreateVolumeOptions{Name: name, Driver: "local",
+			Labels:     s.labels("volume", id.Condition, id.Run),
+			DriverOpts: map[string]string{"type": "tmpfs", "device": "tmpfs", "o": fmt.Sprintf("size=%d,uid=65534,gid=65534", size)}}); err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { pool.Client.RemoveVolumeWithOptions(dc.RemoveVolumeOptions{Name: name, Force: true}) })
+		vols[v.Name] = name
+	}
+	repo, tag := image.SplitRef(spec.Containers[0].Image)
+	run := func(role string, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) (*dockertest.Resource, error) {
+		opts.Repository, opts.Tag = repo, tag
+		opts.Labels, opts.Name = s.labels(role, id.Condition, id.Run), s.name(role, id.Condition, id.Run)
+		r, err := pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
+			hc.PublishAllPorts = false // no port leaves the pod
+			hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges:true")
+			hc.CapDrop = []string{"ALL"}
+		})...)
+		if r != nil {
+			t.Cleanup(func() { removeContainer(pool.Client, r.Container.ID) })
+		}
+		return r, err
+	}
+
+	sysctls := map[string]string{}
+	if sc := spec.SecurityContext; sc != nil {
+		for _, x := range sc.Sysctls {
+			sysctls[x.Name] = x.Value
+		}
+	}
+	holder, err := run("pause", &dockertest.RunOptions{Cmd: []string{"sleep", "infinity"}, User: "65534:65534"}, func(hc *dc.HostConfig) {
+		hc.NetworkMode, hc.IpcMode, hc.Init, hc.ReadonlyRootfs, hc.Sysctls = "none", "shareable", true, true, sysctls
+		for pv, dv := range vols {
+			hc.Mounts = append(hc.Mounts, dc.HostMount{Type: "volume", Source: dv, Target: "/vol/" + pv})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for vol, fs := range files {
+		for name, content := range fs {
+			if _, err := execEnv(pool, holder, []string{"C=" + content}, "sh", "-c", `printf '%s' "$C" > /vol/`+vol+"/"+name); err != nil {
+				return nil, fmt.Errorf("stack: fill volume %s: %w", vol, err)
+			}
+		}
+	}
+
+	start := func(c corev1.Container) (*dockertest.Resource, error) {
+		opts := &dockertest.RunOptions{Entrypoint: c.Command, Cmd: c.Args, Env: env}
+		for _, e := range c.Env {
+			opts.Env = append(opts.Env, e.Name+"="+e.Value)
+		}
+		mods := []func(*dc.HostConfig){func(hc *dc.HostConfig) {
+			join := "container:" + holder.Container.ID
+			hc.NetworkMode, hc.PidMode, hc.IpcMode = join, join, join
+			for _, m := range c.VolumeMounts {
+				hc.Mounts = append(hc.Mounts, dc.HostMount{Type: "volume", Source: vols[m.Name], Target: m.MountPath, ReadOnly: m.ReadOnly})
+			}
+			period := KubeCPUPeriod.Microseconds()
+			cpu, mem := c.Resources.Limits[corev1.ResourceCPU], c.Resources.Limits[corev1.ResourceMemory]
+			hc.CPUPeriod, hc.CPUQuota = period, cpu.MilliValue()*period/1000
+			hc.Memory, hc.MemorySwap = mem.Value(), mem.Value()
+		}}
+		if sc := c.SecurityContext; sc != nil {
+			if sc.RunAsUser != nil {
+				opts.User = strconv.FormatInt(*sc.RunAsUser, 10)
+				if sc.RunAsGroup != nil {
+					opts.User += ":" + strconv.FormatInt(*sc.RunAsGroup, 10)
+				}
+			}
+			mods = append(mods, func(hc *dc.HostConfig) {
+				hc.ReadonlyRootfs = sc.ReadOnlyRootFilesystem != nil && *sc.ReadOnlyRootFilesystem
+				if sc.Capabilities != nil {
+					for _, a := range sc.Capabilities.Add {
+						hc.CapAdd = append(hc.CapAdd, string(a))
+					}
+				}
+			})
+		}
+		r, err := run(c.Name, opts, mods...)
+		if err != nil || c.StartupProbe == nil || c.StartupProbe.Exec == nil {
+			return r, err
+		}
+		p := c.StartupProbe
+		deadline := time.Now().Add(time.Duration(p.FailureThreshold*max(p.PeriodSeconds, 1)) * time.Second)
+		for {
+			_, err := execEnv(pool, r, nil, p.Exec.Command...)
+			if err == nil {
+				return r, nil
+			}
+			if time.Now().After(deadline) {
+				return r, fmt.Errorf("stack: %s's startup probe never passed: %w", c.Name, err)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	for _, c := range spec.InitContainers {
+		if c.RestartPolicy == nil || *c.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+			return nil, fmt.Errorf("stack: KubePod runs native sidecars only; %s is a plain init container", c.Name)
+		}
+		if _, err := start(c); err != nil {
+			return nil, err
+		}
+	}
+	client, err := start(spec.Containers[0])
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := contextWithTimeout(DefaultKubePodWait)
+	defer cancel()
+	code, err := pool.Client.WaitContainerWithContext(client.Container.ID, ctx)
+	if err != nil {
+		return nil, err
+	}
+	var stdout, stderr bytes.Buffer
+	if err := pool.Client.Logs(dc.LogsOptions{Container: client.Container.ID, OutputStream: &stdout, ErrorStream: &stderr, Stdout: true, Stderr: true}); err != nil {
+		return nil, err
+	}
+	if code != 0 {
+		return stdout.Bytes(), fmt.Errorf("stack: %s exited %d: %s", spec.Containers[0].Name, code, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.Bytes(), nil
+}
+
+// execEnv runs cmd in r with env added, and returns its output; a
+// non-zero exit is an error.
+func execEnv(pool *dockertest.Pool, r *dockertest.Resource, env []string, cmd ...string) ([]byte, error) {
+	ctx, cancel := contextWithTimeout(DefaultExecWait)
+	defer cancel()
+	ex, err := pool.Client.CreateExec(dc.CreateExecOptions{Context: ctx, Container: r.Container.ID, Cmd: cmd, Env: env, AttachStdout: true, AttachStderr: true})
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := pool.Client.StartExec(ex.ID, dc.StartExecOptions{Context: ctx, OutputStream: &out, ErrorStream: &out}); err != nil {
+		return nil, err
+	}
+	in, err := pool.Client.InspectExec(ex.ID)
+	if err != nil {
+		return nil, err
+	}
+	if in.ExitCode != 0 {
+		return out.Bytes(), fmt.Errorf("exec %q: exit %d: %s", cmd, in.ExitCode, strings.TrimSpace(out.String()))
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,68 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/kube"
+	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/stack"
+)
+
+// TestKubePod renders article A's nginx-on-2dl as an Indexed Job and runs
+// its pod on Docker as a kubelet would (stack.KubePod: the pause holder,
+// the sysctls, the volumes, the sidecars in order behind their startup
+// probes, the client last), with no cluster. Every container runs
+// `labagent pod <role>` from the run table, and the client prints the
+// run's raw record: it must decode strictly as the engine's Record, and
+// summarize as a valid run showing what the Docker pod shows (NGINX
+// buffers the downloads in temp files; /fast stays fast), with each
+// container's limits and the node's machine read back from inside.
+func TestKubePod(t *testing.T) {
+	if *leakMode != "" {
+		t.Skip("TestNoLeaks' child")
+	}
+	c := engine.Pick(engine.ArticleA, "nginx-on-2dl")[0]
+	jobs, err := kube.Render([]engine.Condition{c}, func(engine.Condition) int { return 1 },
+		kube.Options{Series: "kube-pod", Image: lab.Image, Nodes: 1})
+	require.NoError(t, err)
+	require.Len(t, jobs, 1)
+	j := jobs[0]
+	out, err := stack.KubePod(t, lab.Session, j.Job.Spec.Template.Spec,
+		map[string]map[string]string{"run-table": j.Table.Data}, []string{"JOB_COMPLETION_INDEX=0"},
+		stack.Ident{Condition: "kube-" + c.ID, Run: 1})
+	require.NoError(t, err, "the pod's client printed:\n%s", tail(string(out), 10))
+
+	var rec engine.Record
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&rec), "the client's stdout is one raw record")
+	assert.Equal(t, c.ID, rec.Condition)
+	rows := engine.SummarizeRun(c, rec)
+	assert.True(t, rows.Run.Valid, "invalid: %s", rows.Run.Invalid)
+	assert.True(t, rows.Run.Sound, "unsound: %s", rows.Run.Invalid)
+	require.NotNil(t, rec.Sampler)
+	var tempPeak int64
+	for _, s := range rec.Sampler.TempFiles {
+		tempPeak = max(tempPeak, s.TotalBytes)
+	}
+	t.Logf("in the rendered pod: /fast p95 %.2f ms, app write %.3f s, temp files peak %.1f MiB",
+		rows.Run.P95Ms, rows.Run.WriteS, float64(tempPeak)/(1<<20))
+	assert.Less(t, rows.Run.P95Ms, 10.0, "/fast behind buffering on")
+	assert.Greater(t, tempPeak, int64(8<<20), "NGINX buffered the downloads")
+
+	for _, role := range []string{podspec.RoleApp, podspec.RoleProxy, podspec.RoleClient} {
+		l, ok := rec.Sampler.Limits[role]
+		if assert.True(t, ok, "%s's limits read back", role) {
+			assert.Equal(t, stack.KubeCPUPeriod.Microseconds(), l.CPUPeriodMicros, role)
+		}
+	}
+	assert.InDelta(t, podspec.DefaultAppCPUs, rec.Sampler.Limits[podspec.RoleApp].CPUs(), 0.001)
+	assert.NotEmpty(t, rec.Client.Machine.CPUModel)
+	assert.Equal(t, c.TCP.Wmem, rec.Client.Sysctls["net.ipv4.tcp_wmem"], "the pod's sysctls")
+}
