@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +12,7 @@ import (
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/kube"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stack"
 )
 
@@ -65,4 +67,20 @@ func TestKubePod(t *testing.T) {
 	assert.InDelta(t, podspec.DefaultAppCPUs, rec.Sampler.Limits[podspec.RoleApp].CPUs(), 0.001)
 	assert.NotEmpty(t, rec.Client.Machine.CPUModel)
 	assert.Equal(t, c.TCP.Wmem, rec.Client.Sysctls["net.ipv4.tcp_wmem"], "the pod's sysctls")
+
+	// kubectl logs -> labkube collect -> labreport -merge, on this record.
+	shard := filepath.Join(t.TempDir(), "kube")
+	require.NoError(t, engine.Collect(shard, "ci", "kube-pod", []engine.Record{rec}))
+	m, err := engine.Merge(filepath.Join(t.TempDir(), "merged"), []string{shard}, engine.MergeOptions{})
+	require.NoError(t, err)
+	require.Len(t, m.Conditions, 1)
+	assert.Equal(t, "kubernetes", m.Conditions[0].RanOn.Engine)
+	held := 0
+	for _, cl := range m.Claims {
+		if cl.Status != report.StatusNotRun {
+			assert.Equal(t, report.StatusHolds, cl.Status, "%s: %s", cl.ID, cl.Note)
+			held++
+		}
+	}
+	assert.GreaterOrEqual(t, held, 4, "nginx-on-2dl's own verdicts judged on the pod's run")
 }

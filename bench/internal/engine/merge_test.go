@@ -88,3 +88,14 @@ func TestMergeRefusesAConditionRunByAnotherShard(t *testing.T) {
 	require.ErrorIs(t, err, ErrMerge)
 	assert.Contains(t, err.Error(), b+" ran direct-0dl run 1, which another shard owns")
 }
+
+func TestCollectRefusesStrangeRecords(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "c")
+	err := Collect(out, "ci", "s", []Record{{Condition: "direct-2dl", Run: 1}, {Condition: "direct-2dl", Run: 1}, {Condition: "no-such", Run: 1}})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "direct-2dl run 1: given twice")
+	assert.Contains(t, err.Error(), "no-such run 1: not a condition of profile ci")
+	assert.NoDirExists(t, out)
+	assert.ErrorContains(t, Collect(out, "nope", "s", []Record{{}}), `profile "nope": want one of ci, full`)
+	assert.ErrorContains(t, Collect(out, "ci", "", []Record{{}}), "needs the series' name")
+}

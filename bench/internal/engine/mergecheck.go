@@ -91,6 +91,9 @@ func origin(s shardDir) report.Origin {
 	e := s.env
 	o := report.Origin{Shard: fmt.Sprintf("%d/%d", e.Shard.Index, e.Shard.Count), Dir: s.dir, Engine: "docker " + e.Docker.ServerVersion,
 		EngineHost: e.Docker.Name, CPUModel: e.Machine.CPUModel, CPUs: e.Machine.CPUs, Kernel: e.Docker.Kernel, CPUPeriodsMicros: []int64{}}
+	if e.Docker.OS == "kubernetes" { // labkube collect's: no engine version was read
+		o.Engine = "kubernetes"
+	}
 	for _, run := range s.runs {
 		var rec Record
 		if readStrict(s.dir, filepath.Join("raw", fmt.Sprintf("%s-run%d.json", run.Condition, run.Run)), &rec) != nil {

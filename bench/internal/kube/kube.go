@@ -103,6 +103,9 @@ func Render(conds []engine.Condition, runs func(engine.Condition) int, o Options
 			return nil, err
 		}
 		pod := c.Pod(o.Image)
+		if pod.Server.Image != "" {
+			return nil, fmt.Errorf("kube: %s runs a team's image (%s): a run pod runs the lab image's servers only; check a team's stack with make check", c.ID, pod.Server.Image)
+		}
 		key := shapeKey(pod)
 		i := slices.IndexFunc(groups, func(g *group) bool { return g.key == key })
 		if i < 0 {
