@@ -58,9 +58,15 @@ var tables = map[string]func(engine.Plan) ([]engine.Condition, func(engine.Condi
 	"a": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Conditions, func(c engine.Condition) int { return c.Runs(engine.DefaultRuns) }
 	},
-	"sweep":  func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) { return p.Sweep, fixed(p.SweepRuns) },
-	"matrix": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) { return p.Matrix, fixed(p.MatrixRuns) },
-	"stream": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) { return p.Streams, fixed(p.StreamRuns) },
+	"sweep": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Sweep, fixed(p.SweepRuns)
+	},
+	"matrix": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Matrix, fixed(p.MatrixRuns)
+	},
+	"stream": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Streams, fixed(p.StreamRuns)
+	},
 }
 
 func fixed(n int) func(engine.Condition) int { return func(engine.Condition) int { return n } }
