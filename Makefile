@@ -9,7 +9,7 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro check deps settings image report bench gate unit soak clean
+.PHONY: test repro check deps settings image report merge kube bench gate unit soak clean
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
@@ -68,6 +68,24 @@ image: deps
 ## report: re-render report.html from $(LAB_REPORT_DIR), no new runs
 report:
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR)
+
+## merge: merge a sharded series (LAB_SHARD=i/N, one report directory per
+## shard) into OUT, judge every verdict on the merged data and render it;
+## refuses shards of another series or on other machines (ALLOW_MISMATCH=1
+## merges those anyway, recording the differences)
+ALLOW_MISMATCH ?=
+merge:
+	@[ -n "$(SHARDS)" ] && [ -n "$(OUT)" ] || { echo "make merge: want SHARDS='dir0 dir1 ...' OUT=dir" >&2; exit 2; }
+	$(GO) run ./bench/cmd/labreport -merge $(if $(ALLOW_MISMATCH),-allow-mismatch) -dir '$(OUT)' $(SHARDS)
+
+## kube: render the profile's tables as Kubernetes Indexed Jobs into
+## KUBE_DIR for kubectl apply (IMAGE: the lab image as imported on the
+## nodes; NODES: the node pool's size)
+KUBE_DIR ?= $(CURDIR)/reports/kube
+TABLE ?= all
+kube:
+	@[ -n "$(IMAGE)" ] && [ -n "$(NODES)" ] || { echo "make kube: want IMAGE=wsgilab:<tag> NODES=<n> (TABLE=a|sweep|matrix|stream|all)" >&2; exit 2; }
+	$(GO) run ./bench/cmd/labkube render -profile $(or $(LAB_PROFILE),full) -table $(TABLE) -image '$(IMAGE)' -nodes $(NODES) -o '$(KUBE_DIR)'
 
 ## bench: the conditions BENCH matches (default every condition of
 ## articles A and B and the matrix) as Go benchmarks, BENCH_COUNT samples,
