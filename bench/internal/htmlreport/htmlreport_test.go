@@ -367,6 +367,22 @@ func TestAbortsAndResumeSaySo(t *testing.T) {
 	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
 }
 
+// A merged series names its shards' machines beside the verdicts, and
+// any difference between them.
+func TestMergedSaysWhere(t *testing.T) {
+	dir := copyFixture(t)
+	assert.NotContains(t, text(parse(t, render(t, dir)).sections["claims"]), "merged from")
+	editEnv(t, dir, func(env *report.Environment) {
+		env.Merged = &report.Merged{Shards: []report.Origin{
+			{Shard: "0/2", EngineHost: "lab0", Engine: "docker 20.10.24", CPUModel: "AMD EPYC", CPUs: 2, Kernel: "6.18.0", CgroupVersion: 1, CPUPeriodsMicros: []int64{10000}},
+			{Shard: "1/2", EngineHost: "lab1", Engine: "docker 20.10.24", CPUModel: "Intel Xeon", CPUs: 2, Kernel: "6.18.0", CgroupVersion: 1, CPUPeriodsMicros: []int64{10000}}},
+			Mismatches: []string{"cpu_model: shard 0/2 (a) AMD EPYC, shard 1/2 (b) Intel Xeon"}}
+	})
+	claims := text(parse(t, render(t, dir)).sections["claims"])
+	assert.Contains(t, claims, "This series was merged from 2 shard(s), its verdicts judged on the merged data: 0/2 on lab0 (docker 20.10.24, AMD EPYC × 2, kernel 6.18.0, cgroup v1, CFS periods [10000] µs); 1/2 on lab1")
+	assert.Contains(t, claims, "The shards' machines differ, so their figures may not compare: cpu_model: shard 0/2 (a) AMD EPYC, shard 1/2 (b) Intel Xeon.")
+}
+
 // editEnv rewrites dir's environment.json through edit.
 func editEnv(t *testing.T, dir string, edit func(*report.Environment)) {
 	t.Helper()

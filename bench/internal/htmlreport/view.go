@@ -117,8 +117,9 @@ type claimsView struct {
 	Missing string
 	// Busy, when set, says the series ran on a busy machine; Aborts, that
 	// the safety stop discarded runs; Resumed, that runs came from an
-	// interrupted series' journal.
-	Busy, Aborts, Resumed string
+	// interrupted series' journal; Merged, which machines a merged series'
+	// shards ran on, and Mismatch how they differed.
+	Busy, Aborts, Resumed, Merged, Mismatch string
 	// Groups are the article claims, then the harness checks.
 	Groups  []claimGroup
 	Holds   int
@@ -161,6 +162,18 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 	if env != nil && env.Resume.Resumed {
 		v.Resumed = fmt.Sprintf("This series resumed an interrupted one: %d completed unit(s) came from its journal (%s).",
 			len(env.Resume.Kept), strings.Join(env.Resume.Kept, ", "))
+	}
+	if env != nil && env.Merged != nil {
+		var shards []string
+		for _, o := range env.Merged.Shards {
+			shards = append(shards, fmt.Sprintf("%s on %s (%s, %s × %d, kernel %s, cgroup v%d, CFS periods %v µs)",
+				o.Shard, cmp.Or(o.EngineHost, "?"), o.Engine, o.CPUModel, o.CPUs, o.Kernel, o.CgroupVersion, o.CPUPeriodsMicros))
+		}
+		v.Merged = fmt.Sprintf("This series was merged from %d shard(s), its verdicts judged on the merged data: %s.",
+			len(env.Merged.Shards), strings.Join(shards, "; "))
+		if len(env.Merged.Mismatches) > 0 {
+			v.Mismatch = "The shards' machines differ, so their figures may not compare: " + strings.Join(env.Merged.Mismatches, "; ") + "."
+		}
 	}
 	groups := map[string]*claimGroup{}
 	for _, k := range claimKinds {
