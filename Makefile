@@ -5,6 +5,9 @@
 SHELL := bash
 GO ?= go
 LAB_REPORT_DIR ?= $(CURDIR)/reports/out
+# Absolute: make repro runs go test in bench/, where a relative path would
+# land.
+override LAB_REPORT_DIR := $(abspath $(LAB_REPORT_DIR))
 export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt

@@ -70,7 +70,7 @@ func TestKubePod(t *testing.T) {
 
 	// kubectl logs -> labkube collect -> labreport -merge, on this record.
 	shard := filepath.Join(t.TempDir(), "kube")
-	require.NoError(t, engine.Collect(shard, "ci", "kube-pod", []engine.Record{rec}))
+	require.NoError(t, engine.Collect(shard, "ci", "kube-pod", []engine.Record{rec}, false))
 	m, err := engine.Merge(filepath.Join(t.TempDir(), "merged"), []string{shard}, engine.MergeOptions{})
 	require.NoError(t, err)
 	require.Len(t, m.Conditions, 1)

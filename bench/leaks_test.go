@@ -150,7 +150,7 @@ func containersOf(t *testing.T, series string) []string {
 	for _, n := range nets {
 		names = append(names, "network "+n.Name)
 	}
-	vols, err := client.ListVolumes(dc.ListVolumesOptions{Filters: map[string][]string{"label": {stack.Label}}, Context: context.Background()})
+	vols, err := client.ListVolumes(dc.ListVolumesOptions{Filters: map[string][]string{"label": {stack.LabelSeries + "=" + series}}, Context: context.Background()})
 	require.NoError(t, err)
 	for _, v := range vols {
 		names = append(names, "volume "+v.Name)

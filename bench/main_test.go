@@ -183,7 +183,7 @@ func setUp() (int, error) {
 	fp := engine.NewFingerprint(lab.Image, base.Ref, settings, engine.Host{CPUModel: env.Machine.CPUModel,
 		CPUs: env.Machine.CPUs, Kernel: env.Docker.Kernel, Docker: env.Docker.ServerVersion})
 	env.Shard = report.Shard{Index: settings.Shard.Index, Count: max(settings.Shard.Count, 1), Profile: settings.Profile,
-		Series: fp.SeriesHash(), Conditions: []string{}}
+		Series: fp.SeriesHash(), Conditions: []string{}, Attempted: []string{}}
 	for _, c := range settings.Plan().Table() {
 		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)
 	}

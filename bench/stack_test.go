@@ -47,6 +47,9 @@ const exampleImage = "wsgilab-example/shop:1"
 //
 //	LAB_STACK=fixtures/stacks/sync.yaml go test ./bench -run TestStack -v
 func TestStack(t *testing.T) {
+	if sh := lab.Settings.Shard; !sh.Whole() {
+		t.Skipf("shard %s: the stack checks run on shard 0", sh)
+	}
 	if f := lab.Settings.Stack; f != nil {
 		st, err := lab.CheckStack(t, *f)
 		require.NoError(t, err)

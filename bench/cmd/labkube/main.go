@@ -7,7 +7,7 @@
 // (package kube), for kubectl apply -f DIR. -table picks article A's
 // conditions (a), the sweep, the matrix, the streaming table or all.
 //
-//	labkube collect -profile ci -series NAME -dir OUT RECORDS...
+//	labkube collect -profile ci -series NAME [-allow-mismatch] -dir OUT RECORDS...
 //
 // reads the raw records the Jobs' clients printed (files of one JSON
 // record per line: kubectl logs of each pod's client) and writes them as
@@ -135,6 +135,7 @@ func collect(args []string) error {
 	profile := fs.String("profile", engine.DefaultProfile, "the LAB_PROFILE the Jobs were rendered from")
 	series := fs.String("series", "", "the Jobs' -series")
 	dir := fs.String("dir", "", "the new or empty report directory to write")
+	allow := fs.Bool("allow-mismatch", false, "collect records from nodes whose machines differ")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -168,5 +169,5 @@ func collect(args []string) error {
 		}
 	}
 	slices.SortStableFunc(recs, func(a, b engine.Record) int { return a.Run - b.Run })
-	return engine.Collect(*dir, *profile, *series, recs)
+	return engine.Collect(*dir, *profile, *series, recs, *allow)
 }

@@ -14,8 +14,9 @@
 // (LAB_SHARD=i/N, one per shard) into the new or empty directory OUT,
 // judges every verdict on the merged data (engine.Merge), renders
 // OUT/report.html and prints each verdict; it exits 1 when a verdict fails
-// or its data is missing, and refuses shards that are not one series, or
-// ran on machines that differ (unless -allow-mismatch), before writing
+// or its data is missing, or a condition of the series' table was never
+// started (unless -partial), and refuses shards that are not one series,
+// or ran on machines that differ (unless -allow-mismatch), before writing
 // anything.
 package main
 
@@ -37,15 +38,16 @@ func main() {
 	readmePath := flag.String("readme", "", "rewrite this README's generated protection section from DIR/matrix.json instead of rendering report.html")
 	merge := flag.Bool("merge", false, "merge the shard report directories given as arguments into DIR (new or empty), judge the verdicts on the merged data and render it")
 	allow := flag.Bool("allow-mismatch", false, "with -merge: merge shards whose machines differ (CPU model, CPUs, kernel, cgroup version, CFS period, engine), recording each difference")
+	partial := flag.Bool("partial", false, "with -merge: exit 0 though conditions of the series' table were never started (the verdicts that read them are not run)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: labreport [-dir DIR] [-readme README.md]\n       labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...\n\nRenders DIR/%s from DIR's report files, or merges a sharded series into DIR.\n\n", htmlreport.FileName)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
 	if *merge {
-		os.Exit(runMerge(*dir, flag.Args(), engine.MergeOptions{AllowMismatch: *allow}))
+		os.Exit(runMerge(*dir, flag.Args(), engine.MergeOptions{AllowMismatch: *allow}, *partial))
 	}
-	if flag.NArg() > 0 || *allow {
+	if flag.NArg() > 0 || *allow || *partial {
 		flag.Usage()
 		os.Exit(2)
 	}
@@ -90,7 +92,7 @@ func rewriteReadme(path, dir string) error {
 
 // runMerge merges shards into out, renders it and prints every verdict:
 // 0 when none failed or lacked data, 1 otherwise, 2 for bad arguments.
-func runMerge(out string, shards []string, o engine.MergeOptions) int {
+func runMerge(out string, shards []string, o engine.MergeOptions, partial bool) int {
 	if len(shards) == 0 {
 		fmt.Fprintln(os.Stderr, "labreport -merge: want the shards' report directories as arguments")
 		return 2
@@ -109,10 +111,18 @@ func runMerge(out string, shards []string, o engine.MergeOptions) int {
 	if len(m.LeftOut) > 0 {
 		fmt.Printf("not merged (outside the series' table; raw records copied): %s\n", strings.Join(m.LeftOut, ", "))
 	}
-	code := 0
+	code, notRun := 0, 0
+	if len(m.Unrun) > 0 {
+		fmt.Printf("not started by any shard (%d of the table's conditions): %s\n", len(m.Unrun), strings.Join(m.Unrun, ", "))
+		if !partial {
+			code = 1
+			fmt.Println("the series is partial: -partial accepts that")
+		}
+	}
 	for _, c := range m.Claims {
 		switch c.Status {
 		case report.StatusNotRun:
+			notRun++
 			continue
 		case report.StatusHolds:
 			fmt.Printf("holds    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)
@@ -124,6 +134,6 @@ func runMerge(out string, shards []string, o engine.MergeOptions) int {
 			fmt.Printf("FAILS    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)
 		}
 	}
-	fmt.Printf("%d conditions from %d shards -> %s\n", len(m.Conditions), len(shards), filepath.Join(out, htmlreport.FileName))
+	fmt.Printf("%d conditions from %d shards, %d verdicts not run -> %s\n", len(m.Conditions), len(shards), notRun, filepath.Join(out, htmlreport.FileName))
 	return code
 }

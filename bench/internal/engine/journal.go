@@ -26,7 +26,9 @@ import (
 // run is carried out, changes meaning: a journal of another protocol is
 // never resumed. 2: article B's non-blocking cells are measured in
 // rounds (RoundsB), and their run k pairs with the other cells' run k.
-const JournalProtocol = 2
+// 3: the fingerprint holds the runs per sweep, matrix and streaming cell,
+// the streaming cells and the shard.
+const JournalProtocol = 3
 
 // Fingerprint is everything a resumed series must share with the journal
 // it resumes: the host, the images, every condition's pod and load as they
@@ -40,8 +42,15 @@ type Fingerprint struct {
 	BaseImage string `json:"base_image"`
 	Runs      int    `json:"runs"`
 	Profile   string `json:"profile"`
+	// SweepRuns, MatrixRuns and StreamRuns are the plan's runs per cell.
+	SweepRuns  int `json:"sweep_runs"`
+	MatrixRuns int `json:"matrix_runs"`
+	StreamRuns int `json:"stream_runs"`
+	// Shard is LAB_SHARD: a journal resumes its own shard only. The
+	// series' hash (SeriesHash) leaves it out, as it does the host.
+	Shard Shard `json:"shard"`
 	// ArticleA and ArticleB are each condition's and cell's pod and load;
-	// ArticleA holds the profile's sweep cells too.
+	// ArticleA holds the profile's sweep, matrix and streaming cells too.
 	ArticleA  map[string]fingerprintA      `json:"article_a"`
 	ArticleB  map[string]podspec.Config    `json:"article_b"`
 	ProfileB  ProfileB                     `json:"profile_b"`
@@ -69,8 +78,9 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: map[string]fingerprintA{},
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
 		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
-	plan := s.Table() // every shard of a series shares its fingerprint
-	for _, c := range slices.Concat(plan.Conditions, plan.Sweep, plan.Matrix) {
+	plan := s.Table() // every shard of a series shares its table
+	f.SweepRuns, f.MatrixRuns, f.StreamRuns, f.Shard = plan.SweepRuns, plan.MatrixRuns, plan.StreamRuns, s.Shard
+	for _, c := range plan.Table() {
 		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
 	}
 	for _, srv := range ServersB {
@@ -99,7 +109,7 @@ func (f Fingerprint) Hash() string {
 // series shares, whichever machine ran it (labreport -merge compares the
 // hosts apart).
 func (f Fingerprint) SeriesHash() string {
-	f.Host = Host{}
+	f.Host, f.Shard = Host{}, Shard{}
 	return f.Hash()
 }
 

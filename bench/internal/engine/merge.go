@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -39,11 +40,14 @@ type shardDir struct {
 // Merge merges the report directories of a sharded series (LAB_SHARD=i/N,
 // one directory per shard) into out: every shard's runs summarized anew
 // as one series, each condition marked with the shard and machine that
-// ran it, and every verdict table judged on the merged data only. It
-// refuses, before writing anything, shards of different series, a
-// missing or repeated shard, a condition run by two shards, and (unless
-// o.AllowMismatch) shards whose machines differ; and an out that is not
-// empty, so nothing is overwritten.
+// ran it, and every verdict table judged on the merged data only. A
+// condition a shard started without a run is missing data, as in an
+// unsharded series; one no shard started (a crash, a -run filter) is
+// listed in Merged.Unrun. It refuses, before writing anything, shards of different
+// series, a missing or repeated shard, a condition run by a shard that
+// does not own it, and (unless o.AllowMismatch) shards whose machines
+// differ; and an out that is not empty. It writes into a directory beside
+// out and renames it to out once whole, so a failure leaves nothing.
 func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 	var m Merged
 	shards, err := readShards(dirs)
@@ -61,26 +65,41 @@ func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 			"labreport -merge -allow-mismatch merges them anyway and records each difference",
 			ErrMerge, strings.Join(mismatches, "\n  "))
 	}
-	if err := emptyDir(out, dirs); err != nil {
+	tmp, err := stage(out, dirs)
+	if err != nil {
 		return m, err
 	}
+	defer os.RemoveAll(tmp) // a no-op once renamed
 
-	env := shards[0].env
-	env.Shard = report.Shard{Index: 0, Count: 1, Profile: first.Profile, Series: first.Series, Conditions: []string{}}
-	env.Merged = &report.Merged{Mismatches: append([]string{}, mismatches...)}
+	env := shards[0].env // shard 0's: it ran article B and the stack checks
+	env.Shard = report.Shard{Index: 0, Count: 1, Profile: first.Profile, Series: first.Series, Conditions: []string{}, Attempted: []string{}}
+	env.Merged = &report.Merged{Mismatches: append([]string{}, mismatches...), Unrun: []string{}}
 	env.Inspections, env.Safety.Aborts = nil, nil // shard 0's pods' own
 	for _, s := range shards {
 		env.Merged.Shards = append(env.Merged.Shards, s.origin)
 		env.Safety.Aborts = append(env.Safety.Aborts, s.env.Safety.Aborts...)
 	}
-	r := NewReports(out, &env)
+	r := NewReports(tmp, &env)
 	r.ranOn = map[string]*report.Origin{}
 	// The table's order, whichever shard ran each condition.
-	for _, c := range plan.Table() {
+	table := plan.Table()
+	for _, c := range table {
+		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)
+		startedAny := false
 		for _, s := range shards {
-			if err := r.mergeCondition(c, s); err != nil {
+			if !slices.Contains(s.env.Shard.Conditions, c.ID) {
+				continue
+			}
+			started, err := r.mergeCondition(c, s)
+			if err != nil {
 				return m, err
 			}
+			startedAny = startedAny || started
+		}
+		if startedAny {
+			env.Shard.Attempted = append(env.Shard.Attempted, c.ID)
+		} else {
+			env.Merged.Unrun = append(env.Merged.Unrun, c.ID)
 		}
 	}
 	for _, s := range shards {
@@ -88,16 +107,11 @@ func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 			return m, err
 		}
 		for _, run := range s.runs {
-			if !slices.ContainsFunc(plan.Table(), func(c Condition) bool { return c.ID == run.Condition }) && !slices.Contains(m.LeftOut, run.Condition) {
+			if !slices.ContainsFunc(table, func(c Condition) bool { return c.ID == run.Condition }) && !slices.Contains(m.LeftOut, run.Condition) {
 				m.LeftOut = append(m.LeftOut, run.Condition)
 			}
 		}
 	}
-	r.mu.Lock()
-	for _, c := range r.conditions {
-		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)
-	}
-	r.mu.Unlock()
 	if err := errors.Join(r.writeA(), r.WriteSampled(), r.writeSeries(shards)); err != nil {
 		return m, err
 	}
@@ -108,8 +122,11 @@ func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 		}
 		m.Claims = append(m.Claims, cs...)
 	}
-	m.Conditions, m.Mismatches = r.Conditions(), mismatches
-	return m, r.Close()
+	if err := r.Close(); err != nil {
+		return m, err
+	}
+	m.Conditions, m.Mismatches, m.Unrun = r.Conditions(), mismatches, env.Merged.Unrun
+	return m, commit(tmp, out)
 }
 
 // Merged is what Merge made of a sharded series.
@@ -120,35 +137,47 @@ type Merged struct {
 	Claims []report.Claim
 	// Mismatches are the machines' differences that were allowed.
 	Mismatches []string
+	// Unrun are the table's conditions no shard started: their verdicts
+	// are not run, and the series is partial.
+	Unrun []string
 	// LeftOut are conditions the shards ran outside the series' table
-	// (a stack check's steps, a test's own): their raw records are copied,
-	// their rows are not merged.
+	// (a stack check's steps): their raw records are copied, their rows
+	// are not merged.
 	LeftOut []string
 }
 
-// mergeCondition adds the runs shard s holds of c, marking c as s's.
-func (r *Reports) mergeCondition(c Condition, s shardDir) error {
+// mergeCondition adds the runs shard s holds of c, which s owns, marking
+// c as s's: started is false when s never started c.
+func (r *Reports) mergeCondition(c Condition, s shardDir) (started bool, err error) {
+	started = slices.Contains(s.env.Shard.Attempted, c.ID)
 	for _, run := range s.runs {
 		if run.Condition != c.ID {
 			continue
 		}
 		var rec Record
 		if err := readStrict(s.dir, rawA(c, run.Run), &rec); err != nil {
-			return err
+			return started, err
 		}
+		started = true
 		r.begin(c.ID)
 		r.attemptA(c)
 		r.ranOn[c.ID] = &s.origin
 		if _, err := r.addRun(c, rec); err != nil {
-			return err
+			return started, err
 		}
 	}
-	return nil
+	if started { // started without a run: its verdicts lack data
+		r.begin(c.ID)
+		r.attemptA(c)
+		r.ranOn[c.ID] = &s.origin
+	}
+	return started, nil
 }
 
 // mergeRest adds what of s lies outside the condition table: article B's
-// rows (from shard 0), and every raw record not written yet, so that no
-// shard's data is lost.
+// rows and the stack checks (shard 0 runs them), and every raw record not
+// written yet, so that no shard's data is lost. Two shards' raw records
+// of one name must be the same bytes.
 func (r *Reports) mergeRest(s shardDir) error {
 	var rows []report.Throughput
 	if err := readStrict(s.dir, "throughput.json", &rows); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -159,24 +188,68 @@ func (r *Reports) mergeRest(s shardDir) error {
 			return err
 		}
 	}
+	var stacks []report.Stack
+	if err := readStrict(s.dir, "stacks.json", &stacks); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	for _, st := range stacks {
+		if err := r.AddStack(st); err != nil {
+			return err
+		}
+	}
 	raws, err := filepath.Glob(filepath.Join(s.dir, "raw", "*.json"))
 	if err != nil {
 		return err
 	}
 	for _, p := range raws {
-		dst := filepath.Join(r.dir, "raw", filepath.Base(p))
-		if _, err := os.Stat(dst); err == nil {
-			continue
-		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
+		}
+		dst := filepath.Join(r.dir, "raw", filepath.Base(p))
+		if have, err := os.ReadFile(dst); err == nil {
+			if !bytes.Equal(have, b) && !r.merged(filepath.Base(p)) {
+				return fmt.Errorf("%w: two shards hold a different raw/%s (%s among them)", ErrMerge, filepath.Base(p), s.dir)
+			}
+			continue
 		}
 		if err := report.WriteFile(filepath.Dir(dst), filepath.Base(dst), func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// merged is whether raw/name is a table run's record the merge wrote
+// itself (re-encoded, so its bytes may differ from the shard's).
+func (r *Reports) merged(name string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.ContainsFunc(r.runs, func(run report.Run) bool { return fmt.Sprintf("%s-run%d.json", run.Condition, run.Run) == name })
+}
+
+// stage checks that out is new or empty and none of the shards', and
+// makes the directory beside it that the merge is written into.
+func stage(out string, dirs []string) (string, error) {
+	if err := emptyDir(out, dirs); err != nil {
+		return "", err
+	}
+	parent := filepath.Dir(filepath.Clean(out))
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return "", err
+	}
+	return os.MkdirTemp(parent, "."+filepath.Base(out)+".partial-")
+}
+
+// commit puts the whole directory tmp in place of out (new, or empty).
+func commit(tmp, out string) error {
+	if err := os.Remove(out); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if err := os.Chmod(tmp, 0o755); err != nil { // MkdirTemp makes 0700
+		return err
+	}
+	return os.Rename(tmp, out)
 }
 
 // writeSeries rewrites series.json for shards run side by side: it

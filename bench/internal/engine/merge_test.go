@@ -62,7 +62,12 @@ func TestMergeRefusesOtherMachinesUnlessAllowed(t *testing.T) {
 	require.NotNil(t, env.Merged)
 	assert.Equal(t, m.Mismatches, env.Merged.Mismatches)
 	assert.Len(t, env.Merged.Shards, 2)
-	assert.Equal(t, report.Shard{Count: 1, Profile: "ci", Series: "s", Conditions: []string{}}, env.Shard)
+	assert.Equal(t, 1, env.Shard.Count)
+	assert.Equal(t, "s", env.Shard.Series)
+	assert.Len(t, env.Shard.Conditions, len(Plans["ci"].Table()), "the merged series' table")
+	assert.Empty(t, env.Shard.Attempted)
+	assert.Equal(t, env.Shard.Conditions, env.Merged.Unrun, "shards that ran nothing leave the whole table unrun")
+	assert.Equal(t, env.Merged.Unrun, m.Unrun)
 }
 
 func TestMergeNeverOverwrites(t *testing.T) {
@@ -91,11 +96,62 @@ func TestMergeRefusesAConditionRunByAnotherShard(t *testing.T) {
 
 func TestCollectRefusesStrangeRecords(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "c")
-	err := Collect(out, "ci", "s", []Record{{Condition: "direct-2dl", Run: 1}, {Condition: "direct-2dl", Run: 1}, {Condition: "no-such", Run: 1}})
+	err := Collect(out, "ci", "s", []Record{{Condition: "direct-2dl", Run: 1}, {Condition: "direct-2dl", Run: 1}, {Condition: "no-such", Run: 1}}, false)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "direct-2dl run 1: given twice")
 	assert.Contains(t, err.Error(), "no-such run 1: not a condition of profile ci")
 	assert.NoDirExists(t, out)
-	assert.ErrorContains(t, Collect(out, "nope", "s", []Record{{}}), `profile "nope": want one of ci, full`)
-	assert.ErrorContains(t, Collect(out, "ci", "", []Record{{}}), "needs the series' name")
+	assert.ErrorContains(t, Collect(out, "nope", "s", []Record{{}}, false), `profile "nope": want one of ci, full`)
+	assert.ErrorContains(t, Collect(out, "ci", "", []Record{{}}, false), "needs the series' name")
+}
+
+// A condition a shard started but got no run of is missing data, as in an
+// unsharded series; one no shard started is unrun.
+func TestMergeStartedWithoutRunIsMissing(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	var env report.Environment
+	require.NoError(t, readStrict(a, "environment.json", &env))
+	env.Shard.Conditions, env.Shard.Attempted = []string{"direct-2dl", "direct-0dl"}, []string{"direct-2dl"}
+	require.NoError(t, report.WriteFile(a, "environment.json", report.JSON(env)))
+	m, err := Merge(filepath.Join(t.TempDir(), "m"), []string{a, b}, MergeOptions{})
+	require.NoError(t, err)
+	status := map[string]string{}
+	for _, c := range m.Claims {
+		status[c.ID] = c.Status
+	}
+	assert.Equal(t, report.StatusMissing, status["direct-2dl-stalls"])
+	assert.Equal(t, report.StatusNotRun, status["direct-0dl-idle"])
+	assert.Contains(t, m.Unrun, "direct-0dl")
+	assert.NotContains(t, m.Unrun, "direct-2dl")
+}
+
+// A merge that fails half way leaves no output and no partial directory.
+func TestMergeFailureLeavesNothing(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	require.NoError(t, os.WriteFile(filepath.Join(a, "throughput.json"), []byte("{not json"), 0o644))
+	parent := t.TempDir()
+	out := filepath.Join(parent, "merged")
+	_, err := Merge(out, []string{a, b}, MergeOptions{})
+	require.Error(t, err)
+	ents, err := os.ReadDir(parent)
+	require.NoError(t, err)
+	assert.Empty(t, ents, "the failed merge left %v", ents)
+}
+
+func TestCollectRefusesMixedNodesAndOtherPods(t *testing.T) {
+	c := Pick(ArticleA, "direct-2dl")[0]
+	rec := func(run int, cpu string) Record {
+		r := Record{Condition: c.ID, Run: run, Pod: c.Pod("wsgilab:x")}
+		r.Client.Machine.CPUModel = cpu
+		return r
+	}
+	out := filepath.Join(t.TempDir(), "c")
+	err := Collect(out, "ci", "s", []Record{rec(1, "AMD EPYC"), rec(2, "Intel Xeon")}, false)
+	assert.ErrorContains(t, err, "direct-2dl run 2 ran on Intel Xeon")
+	assert.ErrorContains(t, err, "the node pool is not uniform")
+	other := rec(3, "AMD EPYC")
+	other.Pod.App.CPUs = 1
+	err = Collect(out, "ci", "s", []Record{rec(1, "AMD EPYC"), other}, false)
+	assert.ErrorContains(t, err, "direct-2dl run 3: its pod is not the table's")
+	assert.NoDirExists(t, out)
 }

@@ -48,6 +48,9 @@ func readShards(dirs []string) ([]shardDir, error) {
 				"shards must run the same code, images and settings (LAB_RUNS, LAB_PROFILE, ...)",
 				s.dir, sh.Index, sh.Count, sh.Series, sh.Profile, shards[0].dir, series, shards[0].env.Shard.Profile))
 		}
+		if sh.Index < 0 || sh.Index >= sh.Count {
+			errs = append(errs, fmt.Sprintf("%s is shard %d/%d: an index out of its range", s.dir, sh.Index, sh.Count))
+		}
 		if sh.Count != n {
 			errs = append(errs, fmt.Sprintf("%s is shard %d/%d, %s shard %d/%d", s.dir, sh.Index, sh.Count, shards[0].dir, shards[0].env.Shard.Index, n))
 		}

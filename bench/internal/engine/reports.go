@@ -63,6 +63,9 @@ func (r *Reports) begin(id string) {
 	if !slices.Contains(r.attempted, id) {
 		r.attempted = append(r.attempted, id)
 	}
+	if sh := &r.Env.Shard; slices.Contains(sh.Conditions, id) && !slices.Contains(sh.Attempted, id) {
+		sh.Attempted = append(sh.Attempted, id)
+	}
 	r.mu.Unlock()
 }
 

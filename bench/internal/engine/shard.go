@@ -39,8 +39,10 @@ func (s Shard) Sharded() bool { return s.Count > 1 }
 // Owns is whether condition number k of the table runs on this shard.
 func (s Shard) Owns(k int) bool { return !s.Sharded() || k%s.Count == s.Index }
 
-// Whole is whether this shard runs what lies outside the condition table:
-// article B and the stack checks.
+// Whole is whether this shard runs what lies outside the condition table
+// and writes to the series' report: article B and the stack checks
+// (TestArticleB and TestStack skip elsewhere). The harness's own tests
+// run on every shard.
 func (s Shard) Whole() bool { return s.Index == 0 }
 
 func (s Shard) String() string {

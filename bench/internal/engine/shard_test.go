@@ -61,10 +61,20 @@ func TestSettingsShard(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Shard{Index: 1, Count: 2}, s.Shard)
 	assert.Less(t, len(s.Plan().Table()), len(s.Table().Table()))
-	// The fingerprint is the whole series', the same on every shard.
+	// The series' hash is the whole series', the same on every shard and
+	// host; a journal's fingerprint is its own shard's.
 	s0, err := ParseSettings([]string{"LAB_SHARD=0/2"}, "/mod")
 	require.NoError(t, err)
-	assert.Equal(t, NewFingerprint("lab", "base", s0, Host{}).Hash(), NewFingerprint("lab", "base", s, Host{}).Hash())
+	f0, f1 := NewFingerprint("lab", "base", s0, Host{CPUModel: "a"}), NewFingerprint("lab", "base", s, Host{CPUModel: "b"})
+	assert.Equal(t, f0.SeriesHash(), f1.SeriesHash())
+	assert.NotEqual(t, f0.Hash(), f1.Hash())
+	// Runs per cell are the series' own: shards that differ in them are
+	// not one series.
+	for _, v := range []string{"LAB_SWEEP_RUNS=1", "LAB_MATRIX_RUNS=5", "LAB_RUNS=2", "LAB_PROFILE=full"} {
+		other, err := ParseSettings([]string{"LAB_SHARD=1/2", v}, "/mod")
+		require.NoError(t, err)
+		assert.NotEqual(t, f1.SeriesHash(), NewFingerprint("lab", "base", other, Host{}).SeriesHash(), v)
+	}
 
 	_, err = ParseSettings([]string{"LAB_SHARD=2/2"}, "/mod")
 	require.Error(t, err)

@@ -201,7 +201,7 @@ func render(name string, entries []Entry, o Options) (Job, error) {
 			Completions:    ptr(int32(len(entries))),
 			Parallelism:    ptr(int32(min(o.Nodes, len(entries)))),
 			// A failed run is not run again, and does not stop the others:
-			// its record is missing, and the merged verdicts say so.
+			// its record is missing, and so are the runs its verdicts read.
 			BackoffLimitPerIndex: ptr(int32(0)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: podLabels},

@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
@@ -42,7 +44,7 @@ func App(e Env) error {
 		return err
 	}
 	for _, fd := range []int{1, 2} {
-		if err := syscall.Dup2(int(log.Fd()), fd); err != nil {
+		if err := unix.Dup3(int(log.Fd()), fd, 0); err != nil { // Dup2 is not on every GOARCH (arm64)
 			return fmt.Errorf("podrun: app log: %w", err)
 		}
 	}
@@ -111,8 +113,9 @@ func get(u string, status int, timeout time.Duration) error {
 // SamplerSpec is the sampler's spec for pod: every role's processes, the
 // app's and NGINX's ports and NGINX's temp path, sampled every interval
 // until stop exists, announced on ready (probe.SamplerSpec.ReadyAddr).
-// The roles' container IDs are left for the caller (stack), or the roles
-// are read from each process's LAB_ROLE (a run pod).
+// The roles' container IDs are left for the caller (stack); a run pod's
+// sampler names each role's first process instead (RoleRoots, from the PID
+// files the roles leave).
 func SamplerSpec(pod podspec.Config, interval time.Duration, stop, ready string) probe.SamplerSpec {
 	spec := probe.SamplerSpec{
 		Interval: interval, ProcRoot: "/proc", AppPort: pod.Server.ListenPort(), StopFile: stop, ReadyAddr: ready,

@@ -50,6 +50,10 @@ type Shard struct {
 	Series string `json:"series_fingerprint"`
 	// Conditions are the ids of the table's conditions this shard owns.
 	Conditions []string `json:"conditions"`
+	// Attempted are those of them the shard started, whether or not a run
+	// came of it: one owned but never started (a crash, a -run filter) is
+	// not run, one started without a run is missing data.
+	Attempted []string `json:"attempted"`
 }
 
 // Merged is a merged report's record of its shards.
@@ -58,6 +62,8 @@ type Merged struct {
 	// Mismatches are the differences between the shards' machines that
 	// labreport -merge was told to allow; empty when they matched.
 	Mismatches []string `json:"mismatches"`
+	// Unrun are the table's conditions no shard started.
+	Unrun []string `json:"unrun"`
 }
 
 // Origin is where a shard ran: its place, its report directory, and the

@@ -1,8 +1,11 @@
 package stack
 
 import (
+	"archive/tar"
 	"bytes"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +57,11 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 		vols[v.Name] = name
 	}
 	repo, tag := image.SplitRef(spec.Containers[0].Image)
+	pod := &Pod{Ident: id, session: s, pool: pool} // for its removal and its guarded Exec
 	run := func(role string, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) (*dockertest.Resource, error) {
+		if s.Closed() {
+			return nil, fmt.Errorf("stack: series %s is stopping; no %s container starts", s.ID, role)
+		}
 		opts.Repository, opts.Tag = repo, tag
 		opts.Labels, opts.Name = s.labels(role, id.Condition, id.Run), s.name(role, id.Condition, id.Run)
 		r, err := pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
@@ -62,10 +69,19 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 			hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges:true")
 			hc.CapDrop = []string{"ALL"}
 		})...)
-		if r != nil {
-			t.Cleanup(func() { removeContainer(pool.Client, r.Container.ID) })
+		if err != nil {
+			return nil, fmt.Errorf("stack: start %s container: %w", role, err)
 		}
-		return r, err
+		s.live.Store(r.Container.ID, true) // the lab's own, to the safety stop
+		t.Cleanup(func() {
+			if err := pod.remove(r); err != nil {
+				t.Errorf("stack: purge %s: %v", r.Container.Name, err)
+			}
+		})
+		if s.Closed() { // purged while this one was being created
+			return nil, fmt.Errorf("stack: series %s is stopping; removed the %s container it was starting", s.ID, role)
+		}
+		return r, nil
 	}
 
 	sysctls := map[string]string{}
@@ -84,10 +100,8 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 		return nil, err
 	}
 	for vol, fs := range files {
-		for name, content := range fs {
-			if _, err := execEnv(pool, holder, []string{"C=" + content}, "sh", "-c", `printf '%s' "$C" > /vol/`+vol+"/"+name); err != nil {
-				return nil, fmt.Errorf("stack: fill volume %s: %w", vol, err)
-			}
+		if err := upload(pool, holder, "/vol/"+vol, fs); err != nil {
+			return nil, fmt.Errorf("stack: fill volume %s: %w", vol, err)
 		}
 	}
 
@@ -130,7 +144,7 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 		p := c.StartupProbe
 		deadline := time.Now().Add(time.Duration(p.FailureThreshold*max(p.PeriodSeconds, 1)) * time.Second)
 		for {
-			_, err := execEnv(pool, r, nil, p.Exec.Command...)
+			_, err := pod.Exec(r, p.Exec.Command...)
 			if err == nil {
 				return r, nil
 			}
@@ -168,25 +182,24 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 	return stdout.Bytes(), nil
 }
 
-// execEnv runs cmd in r with env added, and returns its output; a
-// non-zero exit is an error.
-func execEnv(pool *dockertest.Pool, r *dockertest.Resource, env []string, cmd ...string) ([]byte, error) {
+// upload writes files (name -> content) into dir of r, owned by nobody:
+// a tar stream, as a kubelet fills a ConfigMap volume.
+func upload(pool *dockertest.Pool, r *dockertest.Resource, dir string, files map[string]string) error {
+	var b bytes.Buffer
+	tw := tar.NewWriter(&b)
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		body := files[name]
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: 0o644, Size: int64(len(body)), Uid: 65534, Gid: 65534}); err != nil {
+			return err
+		}
+		if _, err := tw.Write([]byte(body)); err != nil {
+			return err
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return err
+	}
 	ctx, cancel := contextWithTimeout(DefaultExecWait)
 	defer cancel()
-	ex, err := pool.Client.CreateExec(dc.CreateExecOptions{Context: ctx, Container: r.Container.ID, Cmd: cmd, Env: env, AttachStdout: true, AttachStderr: true})
-	if err != nil {
-		return nil, err
-	}
-	var out bytes.Buffer
-	if err := pool.Client.StartExec(ex.ID, dc.StartExecOptions{Context: ctx, OutputStream: &out, ErrorStream: &out}); err != nil {
-		return nil, err
-	}
-	in, err := pool.Client.InspectExec(ex.ID)
-	if err != nil {
-		return nil, err
-	}
-	if in.ExitCode != 0 {
-		return out.Bytes(), fmt.Errorf("exec %q: exit %d: %s", cmd, in.ExitCode, strings.TrimSpace(out.String()))
-	}
-	return out.Bytes(), nil
+	return pool.Client.UploadToContainer(r.Container.ID, dc.UploadToContainerOptions{Context: ctx, InputStream: &b, Path: dir})
 }

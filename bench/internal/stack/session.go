@@ -116,7 +116,30 @@ func (s *Session) name(role, condition string, run int) string {
 // checks the session after creating it (Pod.run).
 func (s *Session) Purge() (int, error) {
 	s.closed.Store(true)
-	return purge(s.pool.Client, map[string][]string{"label": {LabelSeries + "=" + s.ID}})
+	filter := map[string][]string{"label": {LabelSeries + "=" + s.ID}}
+	n, err := purge(s.pool.Client, filter)
+	return n, errors.Join(err, purgeVolumes(s.pool.Client, filter, nil))
+}
+
+// purgeVolumes removes the volumes filters select (stack.KubePod's, once
+// their containers are gone) for which keep, when set, says false.
+func purgeVolumes(client *dc.Client, filters map[string][]string, keep func(labels map[string]string) bool) error {
+	ctx, cancel := contextWithTimeout(DefaultPurgeWait)
+	defer cancel()
+	vols, err := client.ListVolumes(dc.ListVolumesOptions{Filters: filters, Context: ctx})
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, v := range vols {
+		if keep != nil && keep(v.Labels) {
+			continue
+		}
+		if err := client.RemoveVolumeWithOptions(dc.RemoveVolumeOptions{Context: ctx, Name: v.Name, Force: true}); err != nil && !errors.Is(err, dc.ErrNoSuchVolume) {
+			errs = append(errs, fmt.Errorf("stack: remove volume %s: %w", v.Name, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Closed is whether the session was purged: it starts nothing more.
@@ -202,6 +225,11 @@ func (s *Session) Reap() ([]Reaped, error) {
 		}
 		out = append(out, r)
 	}
+	// A dead series' volumes go too, once its containers are gone.
+	errs = append(errs, purgeVolumes(s.pool.Client, map[string][]string{"label": {Label}}, func(l map[string]string) bool {
+		dead, _ := s.dead(l)
+		return l[LabelSeries] == s.ID || !dead
+	}))
 	return out, errors.Join(errs...)
 }
 
