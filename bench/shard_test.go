@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,9 +34,13 @@ func TestShards(t *testing.T) {
 	}
 	table := engine.Under(engine.ArticleA, engine.Stock)
 	bin := buildSelf(t)
+	// The shards and their merge stay in the series' report directory,
+	// to be read after the test (shards/0, shards/1, shards/merged).
+	base := filepath.Join(lab.Reports.Dir(), "shards")
+	require.NoError(t, os.RemoveAll(base))
 	var dirs []string
 	for i := range 2 {
-		dir := t.TempDir()
+		dir := filepath.Join(base, strconv.Itoa(i))
 		cmd := exec.Command(bin, "-test.run", "^TestArticleA$/^[^@]+$", "-test.v")
 		cmd.Env = append(os.Environ(), "LAB_QUIET=1", "LAB_RUNS=1", "LAB_RESUME=0", "LAB_PROFILE=ci",
 			fmt.Sprintf("LAB_SHARD=%d/2", i), "LAB_REPORT_DIR="+dir)
@@ -49,7 +54,7 @@ func TestShards(t *testing.T) {
 		dirs = append(dirs, dir)
 	}
 
-	out := filepath.Join(t.TempDir(), "merged")
+	out := filepath.Join(base, "merged")
 	m, err := engine.Merge(out, []string{dirs[1], dirs[0]}, engine.MergeOptions{})
 	require.NoError(t, err)
 	var conds []report.Condition
