@@ -18,7 +18,8 @@ import (
 // MergeOptions set labreport -merge.
 type MergeOptions struct {
 	// AllowMismatch merges shards whose machines differ (CPU model, online
-	// CPUs, kernel, cgroup version, CFS periods, engine version), and
+	// CPUs, kernel, cgroup version, CFS periods, engine version, the
+	// sysctls a host sets), and
 	// records each difference in the merged environment.json. Shards of
 	// different series (fingerprints) are refused all the same: their
 	// conditions, images or settings differ, and no option makes them one

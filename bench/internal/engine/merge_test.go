@@ -155,3 +155,23 @@ func TestCollectRefusesMixedNodesAndOtherPods(t *testing.T) {
 	assert.ErrorContains(t, err, "direct-2dl run 3: its pod is not the table's")
 	assert.NoDirExists(t, out)
 }
+
+// A host's sysctls (here the TCP hash's size) that differ between shards
+// are a mismatch; the per-condition tcp_wmem is not.
+func TestMergeComparesHostSysctls(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	for dir, v := range map[string][3]string{a: {"direct-0dl", "4096", "4096 16384 4194304"}, b: {"direct-1dl", "-262144", "4096 16384 8388608"}} {
+		rec := Record{Condition: v[0], Run: 1}
+		rec.Client.Sysctls = map[string]string{"net.ipv4.tcp_ehash_entries": v[1], "net.ipv4.tcp_wmem": v[2]}
+		require.NoError(t, report.WriteFile(filepath.Join(dir, "raw"), v[0]+"-run1.json", report.JSON(rec)))
+		require.NoError(t, report.WriteFile(dir, "runs.json", report.JSON([]report.Run{{Condition: v[0], Run: 1}})))
+		var env report.Environment
+		require.NoError(t, readStrict(dir, "environment.json", &env))
+		env.Shard.Conditions = []string{v[0]}
+		require.NoError(t, report.WriteFile(dir, "environment.json", report.JSON(env)))
+	}
+	_, err := Merge(filepath.Join(t.TempDir(), "m"), []string{a, b}, MergeOptions{})
+	require.ErrorIs(t, err, ErrMerge)
+	assert.Contains(t, err.Error(), `net.ipv4.tcp_ehash_entries: shard 0/2 (`+a+`) "4096", shard 1/2 (`+b+`) "-262144"`)
+	assert.NotContains(t, err.Error(), "tcp_wmem")
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -105,6 +106,11 @@ func origin(s shardDir) report.Origin {
 		if m := rec.Client.Machine; m.CPUModel != "" {
 			o.CPUModel, o.CPUs, o.Kernel = m.CPUModel, m.OnlineCPUs, m.Kernel
 		}
+		if o.Sysctls == nil && len(rec.Client.Sysctls) > 0 {
+			o.Sysctls = maps.Clone(rec.Client.Sysctls)
+			delete(o.Sysctls, "net.ipv4.tcp_rmem") // each condition pins these
+			delete(o.Sysctls, "net.ipv4.tcp_wmem")
+		}
 		o.CgroupVersion = rec.Client.Limits.CgroupVersion
 		periods := []int64{rec.Client.Limits.CPUPeriodMicros}
 		if rec.Sampler != nil {
@@ -146,10 +152,30 @@ func machineMismatches(shards []shardDir) []string {
 			{"cpu_periods_us", fmt.Sprint(a.CPUPeriodsMicros), fmt.Sprint(b.CPUPeriodsMicros)},
 			{"engine", a.Engine, b.Engine},
 		} {
-			if f.x != f.y {
+			if f.x != f.y && (f.name != "cpu_periods_us" || len(a.CPUPeriodsMicros) > 0 && len(b.CPUPeriodsMicros) > 0) {
 				out = append(out, fmt.Sprintf("%s: shard %s (%s) %s, shard %s (%s) %s", f.name, a.Shard, a.Dir, f.x, b.Shard, b.Dir, f.y))
 			}
 		}
+		if len(a.Sysctls) == 0 || len(b.Sysctls) == 0 {
+			continue // a shard that ran nothing read nothing to compare
+		}
+		for _, k := range slices.Sorted(maps.Keys(union(a.Sysctls, b.Sysctls))) {
+			if x, y := a.Sysctls[k], b.Sysctls[k]; x != y {
+				out = append(out, fmt.Sprintf("%s: shard %s (%s) %q, shard %s (%s) %q", k, a.Shard, a.Dir, x, b.Shard, b.Dir, y))
+			}
+		}
+	}
+	return out
+}
+
+// union is the keys of a and b.
+func union(a, b map[string]string) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
 	}
 	return out
 }

@@ -81,6 +81,10 @@ type Origin struct {
 	// shard's pods: every CFS period its runs' clients saw.
 	CgroupVersion    int     `json:"cgroup_version"`
 	CPUPeriodsMicros []int64 `json:"cpu_periods_us"`
+	// Sysctls are the network namespace's sysctls its first run's client
+	// read, less tcp_rmem and tcp_wmem, which each condition pins: what a
+	// host sets (rmem_max, somaxconn, the TCP hash's size).
+	Sysctls map[string]string `json:"sysctls,omitempty"`
 }
 
 // Safety is the host safety stop's record of a series.
