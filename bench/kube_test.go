@@ -65,7 +65,7 @@ func TestKubePod(t *testing.T) {
 		}
 	}
 	assert.InDelta(t, podspec.DefaultAppCPUs, rec.Sampler.Limits[podspec.RoleApp].CPUs(), 0.001)
-	assert.NotEmpty(t, rec.Client.Machine.CPUModel)
+	assert.NotEmpty(t, rec.Client.Node.CPUModel)
 	assert.Equal(t, c.TCP.Wmem, rec.Client.Sysctls["net.ipv4.tcp_wmem"], "the pod's sysctls")
 
 	// kubectl logs -> labkube collect -> labreport -merge, on this record.

@@ -51,7 +51,7 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 			errs = append(errs, key+": its pod is not the table's (a Job rendered by another version of the lab?)")
 		}
 		seen[key] = true
-		if m, m0 := r.Client.Machine, recs[0].Client.Machine; m != m0 && !allowMismatch {
+		if m, m0 := r.Client.Node, recs[0].Client.Node; m != m0 && !allowMismatch {
 			errs = append(errs, fmt.Sprintf("%s ran on %s × %d, kernel %s; %s run %d on %s × %d, kernel %s: the node pool is not uniform (-allow-mismatch collects anyway)",
 				key, m.CPUModel, m.OnlineCPUs, m.Kernel, recs[0].Condition, recs[0].Run, m0.CPUModel, m0.OnlineCPUs, m0.Kernel))
 		}
@@ -64,7 +64,7 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	m := recs[0].Client.Machine
+	m := recs[0].Client.Node
 	env := report.Environment{
 		Shard:   report.Shard{Count: 1, Profile: profile, Series: "kubernetes:" + series, Conditions: []string{}, Attempted: []string{}},
 		Machine: report.Machine{CPUModel: m.CPUModel, CPUs: m.OnlineCPUs},

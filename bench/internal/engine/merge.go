@@ -203,13 +203,16 @@ func (r *Reports) mergeRest(s shardDir) error {
 		return err
 	}
 	for _, p := range raws {
+		if r.merged(filepath.Base(p)) {
+			continue // a table run's record, written anew by addRun
+		}
 		b, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		dst := filepath.Join(r.dir, "raw", filepath.Base(p))
 		if have, err := os.ReadFile(dst); err == nil {
-			if !bytes.Equal(have, b) && !r.merged(filepath.Base(p)) {
+			if !bytes.Equal(have, b) {
 				return fmt.Errorf("%w: two shards hold a different raw/%s (%s among them)", ErrMerge, filepath.Base(p), s.dir)
 			}
 			continue
@@ -226,7 +229,7 @@ func (r *Reports) mergeRest(s shardDir) error {
 func (r *Reports) merged(name string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return slices.ContainsFunc(r.runs, func(run report.Run) bool { return fmt.Sprintf("%s-run%d.json", run.Condition, run.Run) == name })
+	return slices.ContainsFunc(r.runs, func(run report.Run) bool { return filepath.Base(rawRun(run.Condition, run.Run)) == name })
 }
 
 // stage checks that out is new or empty and none of the shards', and

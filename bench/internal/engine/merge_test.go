@@ -142,7 +142,7 @@ func TestCollectRefusesMixedNodesAndOtherPods(t *testing.T) {
 	c := Pick(ArticleA, "direct-2dl")[0]
 	rec := func(run int, cpu string) Record {
 		r := Record{Condition: c.ID, Run: run, Pod: c.Pod("wsgilab:x")}
-		r.Client.Machine.CPUModel = cpu
+		r.Client.Node.CPUModel = cpu
 		return r
 	}
 	out := filepath.Join(t.TempDir(), "c")

@@ -100,10 +100,10 @@ func origin(s shardDir) report.Origin {
 	}
 	for _, run := range s.runs {
 		var rec Record
-		if readStrict(s.dir, filepath.Join("raw", fmt.Sprintf("%s-run%d.json", run.Condition, run.Run)), &rec) != nil {
+		if readStrict(s.dir, rawRun(run.Condition, run.Run), &rec) != nil {
 			continue
 		}
-		if m := rec.Client.Machine; m.CPUModel != "" {
+		if m := rec.Client.Node; m.CPUModel != "" {
 			o.CPUModel, o.CPUs, o.Kernel = m.CPUModel, m.OnlineCPUs, m.Kernel
 		}
 		if o.Sysctls == nil && len(rec.Client.Sysctls) > 0 {

@@ -113,8 +113,12 @@ func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 }
 
 // rawA is run k of c's raw record, relative to the report directory.
-func rawA(c Condition, k int) string {
-	return filepath.Join("raw", fmt.Sprintf("%s-run%d.json", c.ID, k))
+func rawA(c Condition, k int) string { return rawRun(c.ID, k) }
+
+// rawRun is run k of condition id's raw record, relative to the report
+// directory.
+func rawRun(id string, k int) string {
+	return filepath.Join("raw", fmt.Sprintf("%s-run%d.json", id, k))
 }
 
 // Conditions summarizes every condition that has runs.

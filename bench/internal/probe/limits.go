@@ -174,13 +174,14 @@ type Inspection struct {
 	Sysctls map[string]string `json:"sysctls"`
 	// OOMKills counts the container's processes the OOM killer ended.
 	OOMKills int64 `json:"oom_kills"`
-	// Machine is the host as the container sees it.
-	Machine Machine `json:"machine"`
+	// Node is the host as the container sees it.
+	Node Node `json:"node"`
 }
 
-// Machine is what a container reads of its host: the same on every
-// container of a node, and what tells two shards' nodes apart.
-type Machine struct {
+// Node is what a container reads of its host: the same on every
+// container of a node, and what tells two shards' nodes apart. (Not
+// engine.ReadMachine's record, which is how busy a host is.)
+type Node struct {
 	CPUModel string `json:"cpu_model"`
 	// OnlineCPUs counts the processors /proc/cpuinfo lists: the online ones.
 	OnlineCPUs int    `json:"online_cpus"`
@@ -188,7 +189,7 @@ type Machine struct {
 }
 
 // Inspect reads the limits under cgroupRoot, and the Sysctls and the
-// machine under procRoot.
+// node under procRoot.
 func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
 	var in Inspection
 	var err error
@@ -198,17 +199,17 @@ func Inspect(cgroupRoot, procRoot string) (Inspection, error) {
 	if in.OOMKills, err = ReadOOMKills(cgroupRoot); err != nil {
 		return in, err
 	}
-	if in.Machine, err = ReadMachine(procRoot); err != nil {
+	if in.Node, err = ReadNode(procRoot); err != nil {
 		return in, err
 	}
 	in.Sysctls, err = ReadSysctls(procRoot, Sysctls)
 	return in, err
 }
 
-// ReadMachine reads the CPU model, the online processors and the kernel
+// ReadNode reads the CPU model, the online processors and the kernel
 // release from the proc tree at procRoot.
-func ReadMachine(procRoot string) (Machine, error) {
-	var m Machine
+func ReadNode(procRoot string) (Node, error) {
+	var m Node
 	pfs, err := procfs.NewFS(procRoot)
 	if err != nil {
 		return m, fmt.Errorf("probe: %w", err)

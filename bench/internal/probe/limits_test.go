@@ -44,13 +44,13 @@ func TestReadSysctls(t *testing.T) {
 	assert.ErrorContains(t, err, "net.ipv4.no_such")
 }
 
-func TestReadMachine(t *testing.T) {
-	got, err := ReadMachine("../../../fixtures/proc")
+func TestReadNode(t *testing.T) {
+	got, err := ReadNode("../../../fixtures/proc")
 	require.NoError(t, err)
-	assert.Equal(t, Machine{CPUModel: "AMD EPYC", OnlineCPUs: 2, Kernel: "6.18.0-lab"}, got)
+	assert.Equal(t, Node{CPUModel: "AMD EPYC", OnlineCPUs: 2, Kernel: "6.18.0-lab"}, got)
 
 	// A tree without cpuinfo is an error, never an empty machine.
-	_, err = ReadMachine(t.TempDir())
+	_, err = ReadNode(t.TempDir())
 	assert.ErrorContains(t, err, "cpuinfo")
 }
 
