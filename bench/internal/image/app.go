@@ -7,7 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
+	"maps"
+	"slices"
 	"time"
 
 	dc "github.com/ory/dockertest/v3/docker"
@@ -23,61 +24,72 @@ COPY app/ %s/
 `
 
 // EnsureApp finds or builds, through the Docker API, an image FROM from
-// with the files of app under root. With ref empty it is named
-// AppRepository:<hash of the recipe and the files> and one already built
-// is reused; a ref of the caller's (a team's own tag) is built each time,
-// Docker's build cache keeping that quick. Dot files and __pycache__ are
-// left out. No registry is asked: from must be on the engine.
-func EnsureApp(ctx context.Context, eng Engine, from string, app fs.FS, root, ref string) (report.Image, error) {
+// with the files of app under root, named AppRepository:<hash of the
+// recipe and the files>: one already built is reused. app is copied as it
+// is (a stack file's app directory comes checked and filtered: stackfile's
+// Tree). No registry is asked: from must be on the engine.
+func EnsureApp(ctx context.Context, eng Engine, from string, app fs.FS, root string) (report.Image, error) {
 	start := time.Now()
 	df := fmt.Sprintf(appDockerfile, from, root)
-	files := fs.FS(app)
 	tag, err := shortHash(
 		func(w io.Writer) error { _, err := io.WriteString(w, df); return err },
-		func(w io.Writer) error { return hashFS(w, appFiles{files}) },
+		func(w io.Writer) error { return hashFS(w, app) },
 	)
 	if err != nil {
 		return report.Image{}, fmt.Errorf("image: hash app directory: %w", err)
 	}
-	fixed := ref == ""
-	if fixed {
-		ref = AppRepository + ":" + tag
-		if img, err := eng.InspectImage(ref); err == nil {
-			return report.Image{Ref: ref, ID: img.ID, Duration: time.Since(start)}, nil
-		} else if !errors.Is(err, dc.ErrNoSuchImage) {
-			return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
-		}
+	ref := AppRepository + ":" + tag
+	if img, err := eng.InspectImage(ref); err == nil {
+		return report.Image{Ref: ref, ID: img.ID, Duration: time.Since(start)}, nil
+	} else if !errors.Is(err, dc.ErrNoSuchImage) {
+		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
-	buildCtx, err := tarContext(df, func(add addFunc) error { return addFS(add, appFiles{files}, "app/") })
+	buildCtx, err := tarContext(df, func(add addFunc) error { return addFS(add, app, "app/") })
 	if err != nil {
 		return report.Image{}, err
 	}
-	var out bytes.Buffer
-	if err := eng.BuildImage(dc.BuildImageOptions{
-		Name: ref, InputStream: buildCtx, OutputStream: &out, RmTmpContainer: true, ForceRmTmpContainer: true,
-		Context: ctx, Labels: map[string]string{"wsgilab.app-hash": tag},
-	}); err != nil {
-		return report.Image{}, fmt.Errorf("image: build %s from %s: %w\n%s", ref, from, err, out.String())
-	}
-	img, err := eng.InspectImage(ref)
+	img, err := build(ctx, eng, dc.BuildImageOptions{Name: ref, InputStream: buildCtx, Labels: map[string]string{"wsgilab.app-hash": tag}})
 	if err != nil {
-		return report.Image{}, fmt.Errorf("image: inspect %s after its build: %w", ref, err)
+		return report.Image{}, err
 	}
-	return report.Image{Ref: ref, ID: img.ID, Built: true, Duration: time.Since(start)}, nil
+	img.Duration = time.Since(start)
+	return img, nil
 }
 
-// appFiles hides dot files and __pycache__ from fs.WalkDir.
-type appFiles struct{ fs.FS }
-
-func (a appFiles) ReadDir(name string) ([]fs.DirEntry, error) {
-	es, err := fs.ReadDir(a.FS, name)
-	var out []fs.DirEntry
-	for _, e := range es {
-		if !strings.HasPrefix(e.Name(), ".") && e.Name() != "__pycache__" {
-			out = append(out, e)
-		}
+// BuildDockerfile builds ref from the Dockerfile df over the build context
+// files, with the build arguments args, as a team's CI builds its own
+// image ("docker build --build-arg BASE=... -t ref"). Docker's build cache
+// keeps a rebuild quick; no registry is asked.
+func BuildDockerfile(ctx context.Context, eng Engine, df string, files fs.FS, ref string, args map[string]string) (report.Image, error) {
+	start := time.Now()
+	buildCtx, err := tarContext(df, func(add addFunc) error { return addFS(add, files, "") })
+	if err != nil {
+		return report.Image{}, err
 	}
-	return out, err
+	var bargs []dc.BuildArg
+	for _, k := range slices.Sorted(maps.Keys(args)) {
+		bargs = append(bargs, dc.BuildArg{Name: k, Value: args[k]})
+	}
+	img, err := build(ctx, eng, dc.BuildImageOptions{Name: ref, InputStream: buildCtx, BuildArgs: bargs})
+	if err != nil {
+		return report.Image{}, err
+	}
+	img.Duration = time.Since(start)
+	return img, nil
+}
+
+// build runs one build and reads back the image's id.
+func build(ctx context.Context, eng Engine, o dc.BuildImageOptions) (report.Image, error) {
+	var out bytes.Buffer
+	o.OutputStream, o.RmTmpContainer, o.ForceRmTmpContainer, o.Context = &out, true, true, ctx
+	if err := eng.BuildImage(o); err != nil {
+		return report.Image{}, fmt.Errorf("image: build %s: %w\n%s", o.Name, err, out.String())
+	}
+	img, err := eng.InspectImage(o.Name)
+	if err != nil {
+		return report.Image{}, fmt.Errorf("image: inspect %s after its build: %w", o.Name, err)
+	}
+	return report.Image{Ref: o.Name, ID: img.ID, Built: true}, nil
 }
 
 // Inspect is ref's report.Image as the engine has it, or an error saying

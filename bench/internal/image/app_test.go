@@ -20,6 +20,7 @@ import (
 type fakeEngine struct {
 	images map[string]bool
 	files  []string
+	args   []dc.BuildArg
 	builds int
 }
 
@@ -34,7 +35,7 @@ func (f *fakeEngine) ImportImage(dc.ImportImageOptions) error { return errors.Ne
 
 func (f *fakeEngine) BuildImage(o dc.BuildImageOptions) error {
 	f.builds++
-	f.files = nil
+	f.files, f.args = nil, o.BuildArgs
 	tr := tar.NewReader(o.InputStream)
 	for {
 		h, err := tr.Next()
@@ -50,44 +51,50 @@ func (f *fakeEngine) BuildImage(o dc.BuildImageOptions) error {
 	return nil
 }
 
-// An app directory's image holds its files but dot files and bytecode,
-// and is found again by its hash; a team's own tag is built each time.
+// An app directory's image holds exactly the files it is given (a stack
+// file's Tree filters and checks them), and is found again by its hash.
 func TestEnsureApp(t *testing.T) {
 	app := fstest.MapFS{
-		"shop.py":                      {Data: []byte("app = None\n")},
-		"pkg/__init__.py":              {Data: []byte("")},
-		"__pycache__/shop.cpython.pyc": {Data: []byte("x")},
-		".env":                         {Data: []byte("SECRET=1")},
+		"shop.py":         {Data: []byte("app = None\n")},
+		"pkg/__init__.py": {Data: []byte("")},
 	}
 	eng := &fakeEngine{images: map[string]bool{}}
-	img, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	img, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app")
 	require.NoError(t, err)
 	assert.True(t, img.Built)
 	assert.Regexp(t, `^wsgilab-stack:[0-9a-f]{12}$`, img.Ref)
 	assert.Equal(t, "sha256:"+img.Ref, img.ID)
 	assert.ElementsMatch(t, []string{"Dockerfile", "app/shop.py", "app/pkg/__init__.py"}, eng.files)
 
-	again, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	again, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app")
 	require.NoError(t, err)
 	assert.Equal(t, img.Ref, again.Ref)
 	assert.False(t, again.Built, "found by its hash")
 	assert.Equal(t, 1, eng.builds)
 
 	app["shop.py"] = &fstest.MapFile{Data: []byte("app = 1\n")}
-	changed, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app", "")
+	changed, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app")
 	require.NoError(t, err)
 	assert.NotEqual(t, img.Ref, changed.Ref, "a changed file is a new image")
-
-	own, err := EnsureApp(context.Background(), eng, "wsgilab-base:1", app, "/srv/shop", "team/shop:1")
-	require.NoError(t, err)
-	assert.Equal(t, "team/shop:1", own.Ref)
-	_, err = EnsureApp(context.Background(), eng, "wsgilab-base:1", app, "/srv/shop", "team/shop:1")
-	require.NoError(t, err)
-	assert.Equal(t, 4, eng.builds, "a team's tag is rebuilt every time")
 
 	_, err = Inspect(eng, "team/other:2")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `image "team/other:2" is not on the engine`)
+}
+
+// A team's Dockerfile is built over its context with its build
+// arguments, each time (Docker's cache keeps that quick).
+func TestBuildDockerfile(t *testing.T) {
+	eng := &fakeEngine{images: map[string]bool{}}
+	files := fstest.MapFS{"shop.py": {Data: []byte("app = None\n")}}
+	for range 2 {
+		img, err := BuildDockerfile(context.Background(), eng, "ARG BASE\nFROM ${BASE}\nCOPY shop.py /srv/shop/\n", files, "team/shop:1", map[string]string{"BASE": "wsgilab-base:1"})
+		require.NoError(t, err)
+		assert.Equal(t, "team/shop:1", img.Ref)
+	}
+	assert.Equal(t, 2, eng.builds)
+	assert.ElementsMatch(t, []string{"Dockerfile", "shop.py"}, eng.files)
+	assert.Equal(t, []dc.BuildArg{{Name: "BASE", Value: "wsgilab-base:1"}}, eng.args)
 }
 
 func TestBuildTempDir(t *testing.T) {

@@ -28,14 +28,11 @@ type ServerInfo struct {
 // ReadServer reads a server command: [gunicorn ...], [python3 -m gunicorn
 // ...], [uwsgi ...] or [uvicorn ...].
 func ReadServer(cmd []string) ServerInfo {
-	if len(cmd) >= 3 && strings.HasPrefix(cmd[0], "python") && cmd[1] == "-m" {
-		cmd = cmd[2:]
-	}
-	if len(cmd) == 0 {
+	prog, rest := program(cmd)
+	if prog == "" {
 		return ServerInfo{}
 	}
-	prog := cmd[0][strings.LastIndex(cmd[0], "/")+1:]
-	args := flags(cmd[1:])
+	args := flags(rest)
 	num := func(def int, names ...string) int {
 		for _, n := range names {
 			if v, ok := args[n]; ok {
@@ -130,8 +127,9 @@ func (s ServerInfo) Describe() string {
 	return "the server"
 }
 
-// flags reads "--name value", "--name=value" and "-n value" pairs; a
-// flag followed by another flag (or nothing) has the value "".
+// flags reads "--name value", "--name=value", "-n value" and "-n4"
+// pairs; a flag followed by another flag (or nothing) has the value "". A
+// negative number is a value ("--threads -4"), never a flag.
 func flags(args []string) map[string]string {
 	out := map[string]string{}
 	for i := 0; i < len(args); i++ {
@@ -143,7 +141,11 @@ func flags(args []string) map[string]string {
 			out[k] = v
 			continue
 		}
-		if i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+		if len(a) > 2 && a[1] != '-' && isNumber(a[2:]) { // -w4
+			out[a[:2]] = a[2:]
+			continue
+		}
+		if i+1 < len(args) && (!strings.HasPrefix(args[i+1], "-") || isNumber(args[i+1])) {
 			out[a] = args[i+1]
 			i++
 			continue
@@ -151,6 +153,11 @@ func flags(args []string) map[string]string {
 		out[a] = ""
 	}
 	return out
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
 }
 
 // AppRoot is where an app directory lands in the image built for it.

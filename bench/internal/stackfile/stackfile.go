@@ -37,8 +37,8 @@ type File struct {
 	// Requires is what the team requires.
 	Requires Requires `yaml:"requires"`
 
-	// Dir is the stack file's directory, against which relative paths
-	// (App.Dir, Proxy.Config) are read; set by Load.
+	// Dir is the stack file's directory, inside which its relative paths
+	// (App.Dir, Proxy.Config) are read (OpenApp, ReadConfig); set by Load.
 	Dir string `yaml:"-"`
 	// Path is the file's path and Source its bytes as read; set by Load.
 	Path   string `yaml:"-"`
@@ -48,8 +48,8 @@ type File struct {
 // App is a WSGI or ASGI app directory, copied into an image built from
 // the lab's own, and the server command that runs it.
 type App struct {
-	// Dir is the directory, absolute or relative to the stack file; it
-	// holds Module.
+	// Dir is the directory, relative to the stack file and inside its
+	// directory; it holds Module.
 	Dir string `yaml:"dir"`
 	// Module is the import path "package.module:callable".
 	Module string `yaml:"module"`
@@ -96,7 +96,7 @@ type Proxy struct {
 	// lab's template), or custom (Config).
 	Mode string `yaml:"mode"`
 	// Config, for custom, is the team's NGINX config file, relative to
-	// the stack file: location blocks (the lab's server block, listening
+	// the stack file and inside its directory: location blocks (the lab's server block, listening
 	// on 127.0.0.1:8080, wraps them), server blocks or a whole http
 	// block, which listen on 127.0.0.1:8080 themselves. proxy_pass
 	// http://app; reaches the server from location and server blocks. It
@@ -195,17 +195,4 @@ func Parse(b []byte, dir string) (File, error) {
 	}
 	f.Dir, f.Source = dir, b
 	return f, f.Validate()
-}
-
-// Resolve is a path of the file (App.Dir, Proxy.Config): as it is when
-// absolute, else relative to the file's directory.
-func (f File) Resolve(p string) string {
-	return resolve(f.Dir, p)
-}
-
-func resolve(dir, p string) string {
-	if filepath.IsAbs(p) {
-		return p
-	}
-	return filepath.Join(dir, p)
 }

@@ -2,8 +2,10 @@ package stackfile
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,17 +15,17 @@ import (
 
 const stacks = "../../../fixtures/stacks"
 
-// Every example stack file loads.
+// Every example stack file loads: the shop app's, the NGINX ones and the
+// worked examples' (one directory each).
 func TestExamplesLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(stacks, "*.yaml"))
 	require.NoError(t, err)
-	require.Len(t, files, 4)
-	custom, err := filepath.Glob(filepath.Join(stacks, "custom", "*.yaml"))
+	require.Len(t, files, 5)
+	worked, err := filepath.Glob(filepath.Join(stacks, "*", "stack.yaml"))
 	require.NoError(t, err)
-	require.Len(t, custom, 2)
-	files = append(files, custom...)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
+	require.Len(t, worked, 4)
+	for _, f := range append(files, worked...) {
+		t.Run(strings.TrimPrefix(f, stacks+"/"), func(t *testing.T) {
 			s, err := Load(f)
 			require.NoError(t, err)
 			assert.NotEmpty(t, s.Source)
@@ -64,12 +66,12 @@ func firstLineWant(t *testing.T, path string) string {
 func TestAllProblemsAtOnce(t *testing.T) {
 	_, err := Parse([]byte(`
 name: x
-app: {dir: ../../../fixtures/stacks/shop, module: shop:app, server: [gunicorn]}
+app: {dir: shop, module: shop:app, server: [gunicorn]}
 proxy: {mode: buffering-on}
 paths: {fast: {path: /healthz, status: 302}}
 limits: {app: {cpus: 0.01, memory_mib: 4}}
 requires: {silent_connections: 2, fast_p95_ms: -1}
-`), ".")
+`), stacks)
 	require.Error(t, err)
 	for _, want := range []string{"paths.fast.status 302", "limits.app.cpus 0.01", "limits.app.memory_mib 4", "requires.fast_p95_ms -1"} {
 		assert.Contains(t, err.Error(), want)
@@ -120,4 +122,60 @@ func TestNonRoot(t *testing.T) {
 		"0": false, "00": false, "000:1000": false, "1000:0": false, "root": false, "admin": false, "": false, "1000:": false} {
 		assert.Equal(t, ok, nonRoot(user), "%q", user)
 	}
+}
+
+// A server's counts are bounded by what the app container boots: each bad
+// value is refused naming the field and the flag, and the bounds follow
+// the memory limit the file sets.
+func TestServerCountsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		server []string
+		memMiB int
+		want   string // "" is valid
+	}{
+		{[]string{"gunicorn", "--workers", "2"}, 128, ""},
+		{[]string{"gunicorn", "--workers", "30"}, 128, ""},
+		{[]string{"gunicorn", "--workers", "31"}, 128, `app.server "--workers 31": want a whole number from 1 to 30 (processes: 128 MiB of memory and 256 pids boot at most 30, at 3 MiB and 3 pids each beyond the first's 36 MiB)`},
+		{[]string{"gunicorn", "--workers", "2"}, 32, `app.server "--workers 2": want a whole number from 1 to 1`},
+		{[]string{"gunicorn", "--workers", "1000000"}, 4096, `app.server "--workers 1000000": want a whole number from 1 to 80`},
+		{[]string{"gunicorn", "-w0"}, 128, `app.server "-w 0": want a whole number from 1 to 30`},
+		{[]string{"gunicorn", "--workers=two"}, 128, `app.server "--workers two"`},
+		{[]string{"gunicorn", "--threads", "-4"}, 128, `app.server "--threads -4": want a whole number from 1 to 238 (threads per process: 1 process(es) within the app's limit of 256 pids)`},
+		{[]string{"gunicorn", "--workers", "2", "--threads", "118"}, 128, ""},
+		{[]string{"gunicorn", "--workers", "2", "--threads", "119"}, 128, `app.server "--threads 119": want a whole number from 1 to 118`},
+		{[]string{"gunicorn", "-k", "gevent", "--worker-connections", "100000"}, 128, `app.server "--worker-connections 100000": want a whole number from 1 to 10000 (per process)`},
+		{[]string{"uwsgi", "--processes", "0"}, 128, `app.server "--processes 0"`},
+		{[]string{"uwsgi", "--processes", "2", "--offload-threads", "0"}, 128, ""},
+		{[]string{"uwsgi", "--async", "100", "--ugreen"}, 128, ""},
+		{[]string{"uvicorn", "--workers", "-1"}, 128, `app.server "--workers -1"`},
+	} {
+		iface := "wsgi"
+		if tc.server[0] == "uvicorn" {
+			iface = "asgi"
+		}
+		doc := fmt.Sprintf("name: x\napp: {dir: shop, module: shop:app, interface: %s, server: %s}\npaths: {fast: {path: /healthz}}\nlimits: {app: {cpus: 0.25, memory_mib: %d}}\nrequires: {silent_connections: 1}\n",
+			iface, flowSeq(tc.server), tc.memMiB)
+		_, err := Parse([]byte(doc), stacks)
+		if tc.want == "" {
+			assert.NoError(t, err, "%q", tc.server)
+			continue
+		}
+		if assert.Error(t, err, "%q", tc.server) {
+			assert.Contains(t, err.Error(), tc.want, "%q", tc.server)
+		}
+	}
+	// The app's environment cannot change what the command says.
+	_, err := Parse([]byte("name: x\napp: {dir: shop, module: shop:app, server: [gunicorn], env: {GUNICORN_CMD_ARGS: --workers 64, UVICORN_WORKERS: \"8\"}}\npaths: {fast: {path: /healthz}}\nrequires: {silent_connections: 1}\n"), stacks)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `app.env "GUNICORN_CMD_ARGS": want none of GUNICORN_CMD_ARGS, WEB_CONCURRENCY, UVICORN_*, UWSGI_*`)
+	assert.Contains(t, err.Error(), `app.env "UVICORN_WORKERS"`)
+}
+
+// flowSeq is a YAML flow sequence of quoted strings.
+func flowSeq(xs []string) string {
+	var q []string
+	for _, x := range xs {
+		q = append(q, strconv.Quote(x))
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

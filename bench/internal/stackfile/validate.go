@@ -3,7 +3,6 @@ package stackfile
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -60,9 +59,9 @@ func (f File) Validate() error {
 	case (f.App == nil) == (f.Image == nil):
 		bad("app/image", fmt.Sprintf("%d of them", count(f.App != nil, f.Image != nil)), "exactly one: app (a directory run on the lab's image) or image (your own)")
 	case f.App != nil:
-		f.App.validate(f.Dir, bad)
+		f.App.validate(f.Dir, f.Limits.appMemoryMiB(), bad)
 	default:
-		f.Image.validate(bad)
+		f.Image.validate(f.Limits.appMemoryMiB(), bad)
 	}
 	f.Proxy.validate(f.Dir, bad)
 	f.Paths.validate(f.Requires, bad)
@@ -99,18 +98,25 @@ func (f File) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (a *App) validate(dir string, bad func(string, any, string)) {
-	abs := resolve(dir, a.Dir)
-	if st, err := os.Stat(abs); a.Dir == "" || err != nil || !st.IsDir() {
-		bad("app.dir", a.Dir, "a directory that exists, absolute or relative to the stack file")
+func (a *App) validate(dir string, memMiB int, bad func(string, any, string)) {
+	tree, err := openTree(dir, a.Dir)
+	switch {
+	case inside(a.Dir) != nil:
+		bad("app.dir", a.Dir, "a directory inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
+	case errors.Is(err, errNoDir):
+		bad("app.dir", a.Dir, "a directory that exists inside the stack file's directory")
+	case err != nil:
+		bad("app.dir", a.Dir, fmt.Sprintf("only files, directories and links to files inside it, at most %d files and %d MiB (a stack directory is untrusted input): %v",
+			MaxAppFiles, MaxAppBytes>>20, err))
+	}
+	if tree != nil {
+		defer tree.Close()
 	}
 	if !moduleRe.MatchString(a.Module) {
 		bad("app.module", a.Module, `an import path "package.module:callable", e.g. "shop.wsgi:application"`)
-	} else if a.Dir != "" {
+	} else if tree != nil {
 		mod := strings.ReplaceAll(strings.SplitN(a.Module, ":", 2)[0], ".", "/")
-		_, e1 := os.Stat(filepath.Join(abs, mod+".py"))
-		_, e2 := os.Stat(filepath.Join(abs, mod, "__init__.py"))
-		if e1 != nil && e2 != nil {
+		if !tree.Has(mod+".py") && !tree.Has(mod+"/__init__.py") {
 			bad("app.module", a.Module, fmt.Sprintf("a module in app.dir (%s.py or %s/__init__.py not found)", mod, mod))
 		}
 	}
@@ -132,6 +138,7 @@ func (a *App) validate(dir string, bad func(string, any, string)) {
 				bad("app.server", arg, fmt.Sprintf("no %s: the lab binds %s to the pod's address and names the app from app.module", flag, prog))
 			}
 		}
+		validCounts("app.server", a.Server, memMiB, bad)
 		info := ReadServer(a.Server)
 		switch {
 		case iface == "wsgi" && prog == "uvicorn":
@@ -152,12 +159,14 @@ func (a *App) iface() string {
 	return a.Interface
 }
 
-func (im *Image) validate(bad func(string, any, string)) {
+func (im *Image) validate(memMiB int, bad func(string, any, string)) {
 	if !refRe.MatchString(im.Ref) {
 		bad("image.ref", im.Ref, `an image reference on the engine, e.g. "team/app:1.4" (the lab never pulls)`)
 	}
 	if len(im.Command) == 0 || im.Command[0] == "" {
 		bad("image.command", im.Command, "the server's command and arguments, e.g. [gunicorn, -b, 0.0.0.0:8000, app:app]")
+	} else {
+		validCounts("image.command", im.Command, memMiB, bad)
 	}
 	if im.Port < 1024 || im.Port > 65535 || fmt.Sprintf("127.0.0.1:%d", im.Port) == ProxyListen {
 		bad("image.port", im.Port, "the port the command listens on, 1024 to 65535 but 8080 (NGINX's)")
@@ -190,8 +199,11 @@ func nonRoot(user string) bool {
 
 func validEnv(field string, env map[string]string, bad func(string, any, string)) {
 	for k := range env {
-		if !envRe.MatchString(k) || strings.HasPrefix(k, "LAB_") {
+		switch {
+		case !envRe.MatchString(k) || strings.HasPrefix(k, "LAB_"):
 			bad(field, k, "variable names of A-Z, a-z, 0-9 and '_', not starting with a digit nor LAB_ (the lab's own)")
+		case isServerEnv(k):
+			bad(field, k, fmt.Sprintf("none of %s: the lab reads the server's concurrency and bind from its command", strings.Join(serverEnv, ", ")))
 		}
 	}
 }
@@ -215,12 +227,13 @@ func (p Proxy) validate(dir string, bad func(string, any, string)) {
 		}
 		return
 	}
-	b, err := os.ReadFile(resolve(dir, p.Config))
-	if p.Config == "" || err != nil {
-		bad("proxy.config", p.Config, "an NGINX config file that exists, absolute or relative to the stack file")
-		return
-	}
-	if len(strings.TrimSpace(string(b))) == 0 {
+	b, err := readInside(dir, p.Config, MaxConfigBytes)
+	switch {
+	case inside(p.Config) != nil:
+		bad("proxy.config", p.Config, "an NGINX config file inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
+	case err != nil:
+		bad("proxy.config", p.Config, fmt.Sprintf("an NGINX config file of at most %d KiB that exists inside the stack file's directory (%v)", MaxConfigBytes>>10, err))
+	case len(strings.TrimSpace(string(b))) == 0:
 		bad("proxy.config", p.Config, "a file with location blocks, server blocks or an http block, not an empty one")
 	}
 }
@@ -257,6 +270,15 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 	} else if r.SlowUploads > 0 {
 		bad("paths.upload", "missing", "an upload path when requires.slow_uploads is above 0")
 	}
+}
+
+// appMemoryMiB is the app container's memory limit: the file's, or
+// article A's.
+func (l Limits) appMemoryMiB() int {
+	if l.App != nil && l.App.MemoryMiB > 0 {
+		return l.App.MemoryMiB
+	}
+	return DefaultAppMemoryMiB
 }
 
 func count(bs ...bool) int {
