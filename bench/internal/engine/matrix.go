@@ -178,6 +178,12 @@ func CapacityID(col Column, r Row, n int) string {
 	return fmt.Sprintf("capacity-%s-%s-%d", col.ID, r.ID, n)
 }
 
+// Cell is row r's cell on path p under n of col's clients, named by
+// MatrixID; false when col skips r.
+func Cell(col Column, r Row, p Path, n int) (Condition, bool) {
+	return cell(MatrixID(col, r, p), col, r, p, n)
+}
+
 // cell is the condition of row r on path p under n of col's clients,
 // false when col skips r.
 func cell(id string, col Column, r Row, p Path, n int) (Condition, bool) {

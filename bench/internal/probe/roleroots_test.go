@@ -67,3 +67,41 @@ func TestRolesByRoots(t *testing.T) {
 	assert.Equal(t, map[int]rw{7: {"app", false}, 8: {"app", true}, 9: {"app", true}, 12: {"proxy", false}, 13: {"proxy", true},
 		30: {"client", false}}, byPID)
 }
+
+// A single-process server (Uvicorn without --workers, waitress) serves in
+// its one process: that process is the app's worker, and the run gets a
+// verdict. A master is never one, nor is a client, and a master stays a
+// master when a listing catches it between two workers.
+func TestSingleProcessServerIsItsWorker(t *testing.T) {
+	type p = struct {
+		ppid int
+		comm string
+		env  []string
+	}
+	root := fakeTreeProc(t, map[int]p{
+		1:  {0, "pause", nil},
+		7:  {1, "uvicorn", nil},
+		12: {1, "nginx", nil},
+		13: {12, "nginx", nil},
+		30: {1, "labagent", nil},
+	})
+	spec := SamplerSpec{ProcRoot: root, Containers: map[string]string{"app": "", "proxy": "", "client": ""},
+		RoleRoots: map[int]string{7: "app", 12: "proxy", 30: "client"}}
+	got, err := rolesOf(spec)
+	require.NoError(t, err)
+	workers := map[int]bool{}
+	for _, pi := range got {
+		workers[pi.PID] = pi.Worker
+	}
+	assert.Equal(t, map[int]bool{7: true, 12: false, 13: true, 30: false}, workers)
+
+	// The same app as a master with a worker, then caught with none.
+	master := []ProcessInfo{{Process: Process{PID: 7, PPID: 1}, Role: "app", Master: true}, {Process: Process{PID: 8, PPID: 7}, Role: "app", Worker: true}}
+	alone := []ProcessInfo{{Process: Process{PID: 7, PPID: 1}, Role: "app", Worker: true}}
+	merged := mergeProcesses(master, alone)
+	require.Len(t, merged, 2)
+	assert.Equal(t, 7, merged[0].PID)
+	assert.True(t, merged[0].Master)
+	assert.False(t, merged[0].Worker, "a master caught between workers is still no worker")
+	assert.True(t, merged[1].gone)
+}

@@ -73,10 +73,17 @@ type SamplerSpec struct {
 type ProcessInfo struct {
 	Process
 	Role string `json:"role"`
-	// Worker is true for a process whose parent runs in the same role (a
-	// Gunicorn or NGINX worker rather than the master), but for helpers
-	// that serve no request (multiprocessing's resource tracker).
+	// Worker is true for a server's process (the app's or the proxy's)
+	// that serves requests: one that never had a child in its role, so a
+	// Gunicorn or NGINX worker but not its master, and the one process of
+	// a single-process server (Uvicorn without --workers, waitress); but
+	// never a helper that serves no request (multiprocessing's resource
+	// tracker).
 	Worker bool `json:"worker"`
+	// Master is true for a process that had a child in its role, in this
+	// listing or an earlier one: a master stays one when its workers are
+	// replaced.
+	Master bool `json:"master,omitempty"`
 	gone   bool
 }
 
@@ -407,10 +414,23 @@ func rolesOf(spec SamplerSpec) ([]ProcessInfo, error) {
 			}
 		}
 	}
+	parents := map[int]bool{}
+	for _, p := range out {
+		if roleOf[p.PPID] == p.Role {
+			parents[p.PPID] = true
+		}
+	}
 	for i := range out {
-		out[i].Worker = roleOf[out[i].PPID] == out[i].Role && !isHelper(out[i].Cmdline)
+		out[i].Master = parents[out[i].PID]
+		out[i].Worker = serves(out[i])
 	}
 	return out, nil
+}
+
+// serves is whether p is one of a server's processes that serve requests
+// (ProcessInfo.Worker).
+func serves(p ProcessInfo) bool {
+	return (p.Role == "app" || p.Role == "proxy") && !p.Master && !isHelper(p.Cmdline)
 }
 
 // helperCmdlines mark children of a server's master that serve no
@@ -429,10 +449,18 @@ func mergeProcesses(old, now []ProcessInfo) []ProcessInfo {
 	for _, p := range now {
 		byPID[p.PID] = true
 	}
+	master := map[int]bool{}
 	for _, p := range old {
+		master[p.PID] = p.Master
 		if !byPID[p.PID] {
 			p.gone = true
 			now = append(now, p)
+		}
+	}
+	for i := range now {
+		if master[now[i].PID] && !now[i].Master {
+			now[i].Master = true
+			now[i].Worker = serves(now[i])
 		}
 	}
 	slices.SortFunc(now, func(a, b ProcessInfo) int { return a.PID - b.PID })
