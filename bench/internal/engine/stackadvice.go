@@ -31,10 +31,14 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 	case stateBroken:
 		return fmt.Sprintf("%s misses %g ms at p95, or fails a request, with no slow client at all: fix the fast path first.", who, st.FastP95Ms)
 	}
-	var failed, held []string
+	var failed, held, unknown []string
 	for _, b := range st.Behaviours {
 		if b.Pass {
 			held = append(held, b.Text)
+			continue
+		}
+		if b.NoData {
+			unknown = append(unknown, b.Text)
 			continue
 		}
 		clause := b.Text
@@ -45,6 +49,10 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 			clause += "; " + p
 		}
 		failed = append(failed, clause)
+	}
+	if len(failed) == 0 && len(unknown) > 0 {
+		return fmt.Sprintf("The lab could not decide every requirement of %s: %s; nothing about the stack follows from those.",
+			strings.TrimPrefix(who, "Your stack "), strings.Join(unknown, "; "))
 	}
 	if len(failed) == 0 {
 		s := fmt.Sprintf("%s held every requirement: %s", who, strings.Join(held, ", "))

@@ -3,7 +3,6 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 
 	"wsgilab/bench/internal/podspec"
@@ -38,7 +37,16 @@ type StackCheck struct {
 	// AppLimits and ProxyLimits are the file's, nil for article A's.
 	AppLimits, ProxyLimits *podspec.Limits
 	Behaviours             []StackBehaviour
+	// ExpectFails marks an example stack meant to fail a requirement:
+	// its verdicts fail all the same, and say that they were meant to.
+	ExpectFails bool
 }
+
+// StackOption sets a stack check up (CheckStack).
+type StackOption func(*StackCheck)
+
+// ExpectFails is an example stack meant to fail (fixtures/stacks/sync.yaml).
+func ExpectFails() StackOption { return func(sc *StackCheck) { sc.ExpectFails = true } }
 
 // stackColumns are the columns a stack file can require, with their
 // nouns, in the order of its requires block.
@@ -82,7 +90,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	case stackfile.ProxyBufferingOff:
 		sc.Path = NginxOff
 	case stackfile.ProxyCustom:
-		b, err := os.ReadFile(f.Resolve(f.Proxy.Config))
+		b, err := f.ReadConfig()
 		if err != nil {
 			return StackCheck{}, fmt.Errorf("stack file: proxy.config: %w", err)
 		}
@@ -186,7 +194,8 @@ func (sc StackCheck) Verdicts() []verdict.Verdict {
 		vs = append(vs, verdict.Verdict{ID: StackVerdictID(sc.File.Name, b.Column.ID), Kind: verdict.Lab, Unit: "slow clients",
 			Text: fmt.Sprintf("%s: the fast path %s stays under %g ms p95, nothing failing, with up to %d %s",
 				sc.File.Name, sc.File.Paths.Fast.Path, sc.File.Requires.P95Ms(), b.Required, b.Noun),
-			Check: verdict.StackRequirement(sc.Baseline().ID, steps, b.Required, sc.File.Requires.P95Ms())})
+			Check:       verdict.StackRequirement(sc.Baseline().ID, steps, b.Required, sc.File.Requires.P95Ms()),
+			ExpectFails: sc.ExpectFails})
 	}
 	return vs
 }

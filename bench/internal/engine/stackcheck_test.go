@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stackfile"
 )
@@ -47,7 +49,7 @@ func TestStackConditions(t *testing.T) {
 	assert.Equal(t, 2, spec.Downloads)
 
 	// The team's own image on its own port, behind nothing; its steps.
-	im := loadStack(t, "image.yaml")
+	im := loadStack(t, "image/stack.yaml")
 	assert.Equal(t, "1 gthread worker x 4 threads", im.Info.Describe())
 	p := im.Step(im.Behaviours[0], 1).Pod("lab:1")
 	assert.Equal(t, "wsgilab-example/shop:1", p.Server.Image)
@@ -85,7 +87,7 @@ func TestStackConditions(t *testing.T) {
 
 // The server's port reaches NGINX's upstream.
 func TestStackUpstreamPort(t *testing.T) {
-	sc := loadStack(t, "image.yaml")
+	sc := loadStack(t, "image/stack.yaml")
 	sc.Path = NginxOn
 	pod := sc.Baseline().Pod("lab:1")
 	assert.Equal(t, "127.0.0.1:9000", pod.Proxy.Upstream)
@@ -143,10 +145,25 @@ func TestStackAdvice(t *testing.T) {
 
 	unmeasured := sync
 	unmeasured.Baseline = step(0, "no data", 0)
+	unmeasured.Baseline.Why = "the lab could not measure run 1: the sampler saw no app worker"
 	got = FoldStack(unmeasured, []report.Claim{{Status: report.StatusMissing}}, m)
 	assert.False(t, got.Pass)
-	assert.Equal(t, "no data: the lab could not measure the baseline, with no slow client", got.Behaviours[0].Text)
+	assert.Equal(t, "no data: the lab could not measure the baseline, with no slow client: the lab could not measure run 1: the sampler saw no app worker",
+		got.Behaviours[0].Text, "a no-data outcome says why")
+
 	assert.Contains(t, got.Advice, "The lab could not measure (2 sync workers, direct) with no slow client", "the lab's failure is not blamed on the stack")
+
+	late := sync
+	late.Behaviours = []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 2,
+		Steps: []report.StackStep{step(1, "held", 1.7), step(2, "no data", 0)}}}
+	late.Behaviours[0].Steps[1].Why = "its 2 sound runs split evenly between held and broken"
+	got = FoldStack(late, []report.Claim{{Status: report.StatusMissing}}, m)
+	assert.Equal(t, "no data at 2 slow readers: its 2 sound runs split evenly between held and broken", got.Behaviours[0].Text)
+	var text strings.Builder
+	require.NoError(t, got.Text(&text))
+	assert.Contains(t, text.String(), "no data at 2 slow readers: its 2 sound runs split evenly", "the check's own output says why")
+	assert.Equal(t, "The lab could not decide every requirement of (2 sync workers, direct): no data at 2 slow readers: its 2 sound runs split evenly between held and broken; nothing about the stack follows from those.",
+		got.Advice, "an undecided step is not blamed on the stack")
 
 	guessed := sync
 	guessed.CapacityDeclared, guessed.Basis = false, "gevent workers declare no limit the lab reads; taken from the largest requirement"
@@ -182,4 +199,11 @@ func TestStackMatrixRow(t *testing.T) {
 	assert.Empty(t, m.Cells)
 
 	assert.Nil(t, BuildMatrix(nil, nil, nil, sc), "a check that ran nothing adds no row")
+}
+
+// The bounds a stack file's server counts are checked against are the
+// app container's own limits.
+func TestStackBoundsAreThePodsLimits(t *testing.T) {
+	assert.EqualValues(t, podspec.DefaultAppMemory>>20, stackfile.DefaultAppMemoryMiB)
+	assert.EqualValues(t, podspec.DefaultHardening[podspec.RoleApp].PidsLimit, stackfile.AppPidsLimit)
 }

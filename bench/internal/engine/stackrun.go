@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +25,7 @@ func (l *Lab) RunStack(t stack.TB, sc StackCheck, m *report.Matrix) (report.Stac
 	t.Helper()
 	bound := sc.File.Requires.P95Ms()
 	st := report.Stack{Name: sc.File.Name, Server: sc.Info.Describe(), Path: sc.Path.ID, Capacity: sc.Row.Concurrency,
-		Basis: sc.Row.Basis, CapacityDeclared: sc.Info.Capacity > 0, FastP95Ms: bound}
+		Basis: sc.Row.Basis, CapacityDeclared: sc.Info.Capacity > 0, FastP95Ms: bound, ExpectFails: sc.ExpectFails}
 	base, err := l.runStep(t, sc.Baseline(), 0, bound)
 	if err != nil {
 		return st, err
@@ -74,9 +73,14 @@ const (
 func (l *Lab) runStep(t stack.TB, c Condition, n int, bound float64) (report.StackStep, error) {
 	t.Helper()
 	var s report.Condition
+	var unsound []string
 	for k := 1; k <= maxStepRuns; k++ {
-		if _, err := l.RunA(t, c, k); err != nil {
+		r, err := l.RunA(t, c, k)
+		if err != nil {
 			return report.StackStep{}, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
+		}
+		if !r.Sound {
+			unsound = append(unsound, fmt.Sprintf("run %d: %s", k, r.Invalid))
 		}
 		conds := l.Reports.Conditions()
 		s = conds[slices.IndexFunc(conds, func(x report.Condition) bool { return x.ID == c.ID })]
@@ -84,7 +88,20 @@ func (l *Lab) runStep(t stack.TB, c Condition, n int, bound float64) (report.Sta
 			break
 		}
 	}
-	return stepOf(s, n, bound), nil
+	step := stepOf(s, n, bound)
+	if step.State == stateNoData {
+		step.Why = noDataWhy(s, unsound)
+	}
+	return step, nil
+}
+
+// noDataWhy says why a step has no data: its unmeasured runs' reasons, or
+// that its sound runs split evenly.
+func noDataWhy(s report.Condition, unsound []string) string {
+	if len(unsound) > 0 {
+		return "the lab could not measure " + strings.Join(unsound, "; ")
+	}
+	return fmt.Sprintf("its %d sound runs split evenly between held and broken", s.RunsSound)
 }
 
 // maxStepRuns bounds a step's runs: one that held decides; one that broke
@@ -125,6 +142,8 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 		b.HeldUpTo = -1
 		if i < len(claims) && claims[i].Evaluated {
 			b.HeldUpTo, b.Pass = int(claims[i].Measured), claims[i].Holds
+		} else {
+			b.NoData = true
 		}
 		for _, s := range b.Steps {
 			if s.State != stateHeld {
@@ -134,11 +153,11 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 		}
 		switch {
 		case st.Baseline.State == stateNoData:
-			b.Text = "no data: the lab could not measure the baseline, with no slow client"
+			b.Text = "no data: the lab could not measure the baseline, with no slow client: " + st.Baseline.Why
 		case st.Baseline.State != stateHeld:
 			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client", st.FastP95Ms)
-		case b.StallsAt > 0 && slices.ContainsFunc(b.Steps, func(s report.StackStep) bool { return s.State == stateNoData }):
-			b.Text = fmt.Sprintf("no data at %d %s: the lab could not measure that step", b.StallsAt, b.Noun)
+		case b.StallsAt > 0 && b.Steps[len(b.Steps)-1].State == stateNoData:
+			b.Text = fmt.Sprintf("no data at %d %s: %s", b.StallsAt, b.Noun, b.Steps[len(b.Steps)-1].Why)
 		case b.StallsAt > b.Required:
 			b.Text = fmt.Sprintf("stalls at %d %s, past the %d required", b.StallsAt, b.Noun, b.Required)
 		case b.StallsAt > 0:
@@ -158,11 +177,14 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 // matrix of fixtures/report. All of that happens before its first run, so
 // a bad image or config starts nothing. The verdict goes to stacks.json,
 // the file and images to environment.json.
-func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
+func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...StackOption) (report.Stack, error) {
 	t.Helper()
 	sc, err := NewStackCheck(f)
 	if err != nil {
 		return report.Stack{}, err
+	}
+	for _, o := range opts {
+		o(&sc)
 	}
 	if p := sc.Path.Proxy; p != nil && p.Custom != "" {
 		if err := stack.NginxTest(l.Session, l.Image, *p); err != nil {
@@ -172,10 +194,14 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File) (report.Stack, error) {
 	eng := l.Session.Pool().Client
 	var app report.Image
 	if f.App != nil {
+		tree, err := f.OpenApp()
+		if err != nil {
+			return report.Stack{}, fmt.Errorf("stack file %s: app.dir: %w", f.Name, err)
+		}
+		defer tree.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
 		defer cancel()
-		app, err = image.EnsureApp(ctx, eng, l.Image, os.DirFS(f.Resolve(f.App.Dir)), stackfile.AppRoot, "")
-		if err != nil {
+		if app, err = image.EnsureApp(ctx, eng, l.Image, tree.FS(), stackfile.AppRoot); err != nil {
 			return report.Stack{}, err
 		}
 		sc = sc.WithImage(app.Ref)

@@ -268,6 +268,14 @@ type Claim struct {
 	Unit      string   `json:"unit"`
 	Needs     []string `json:"needs"`
 	Note      string   `json:"note,omitempty"`
+	// Expected is StatusFails for a verdict meant to fail (an example
+	// stack that shows what the lab catches); empty for every other.
+	Expected string `json:"expected,omitempty"`
+}
+
+// AsExpected is whether c failed as it was meant to.
+func (c Claim) AsExpected() bool {
+	return c.Expected == StatusFails && c.Status == StatusFails
 }
 
 // The statuses of a Claim.

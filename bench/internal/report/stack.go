@@ -29,6 +29,9 @@ type Stack struct {
 	Pass bool `json:"pass"`
 	// Advice is one sentence taken from the matrix.
 	Advice string `json:"advice"`
+	// ExpectFails marks an example stack meant to fail a requirement
+	// (fixtures/stacks/sync.yaml): its FAIL is the expected outcome.
+	ExpectFails bool `json:"expect_fails,omitempty"`
 }
 
 // StackBehaviour is one required slow-client behaviour.
@@ -46,6 +49,9 @@ type StackBehaviour struct {
 	HeldUpTo int  `json:"held_up_to"`
 	StallsAt int  `json:"stalls_at"`
 	Pass     bool `json:"pass"`
+	// NoData is true when the lab could not decide the requirement (a
+	// step it could not measure): neither a pass nor the stack's failure.
+	NoData bool `json:"no_data,omitempty"`
 	// Text is "stalls at 2 slow readers" or "none up to 3 slow readers".
 	Text string `json:"text"`
 }
@@ -64,6 +70,9 @@ type StackStep struct {
 	RunsTotal int       `json:"runs_total"`
 	// Failed says what failed in its runs, if anything.
 	Failed string `json:"failed,omitempty"`
+	// Why, for a step with no data, says why: the reasons its runs could
+	// not be measured, or that they split evenly.
+	Why string `json:"why,omitempty"`
 }
 
 // StackEnv is what environment.json keeps of a stack check: the file as
@@ -79,13 +88,16 @@ type StackEnv struct {
 // per behaviour with its steps, and the advice.
 func (s Stack) Text(w io.Writer) error {
 	verdict := "FAIL"
-	if s.Pass {
+	switch {
+	case s.Pass:
 		verdict = "PASS"
+	case s.ExpectFails:
+		verdict = "FAIL, as this example is meant to"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s (%s, %s; capacity %d: %s; the fast path's p95 bound %g ms)\n", s.Name, verdict, s.Server, s.Path,
 		s.Capacity, s.Basis, s.FastP95Ms)
-	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s\n", msText(s.Baseline.P95Ms), s.Baseline.State)
+	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s%s\n", msText(s.Baseline.P95Ms), s.Baseline.State, why(s.Baseline))
 	for _, x := range s.Behaviours {
 		mark := "FAIL"
 		if x.Pass {
@@ -100,6 +112,14 @@ func (s Stack) Text(w io.Writer) error {
 	fmt.Fprintf(&b, "Advice: %s\n", s.Advice)
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// why is ": <why>" for a step with no data.
+func why(s StackStep) string {
+	if s.Why == "" {
+		return ""
+	}
+	return ": " + s.Why
 }
 
 // msText prints milliseconds to about three significant digits: 5965,
@@ -119,4 +139,59 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// The exit codes of a stack check (labcheck): GNU make turns every failing
+// recipe into 2, so a CI step that must tell a failed stack from an
+// undecided check calls labcheck itself.
+const (
+	ExitPass      = 0 // every requirement held
+	ExitFail      = 1 // a requirement failed on measured data
+	ExitUndecided = 2 // bad input, or a requirement without data
+)
+
+// CheckExit is the exit code of a check of the stack name, from the
+// stacks.json it wrote (stacks), and why: a requirement that failed on data
+// fails the stack whatever else is undecided; one without data, or no
+// verdict at all, leaves it undecided.
+func CheckExit(stacks []Stack, name string) (int, string) {
+	for _, s := range stacks {
+		if s.Name != name {
+			continue
+		}
+		var failed, undecided []string
+		for _, b := range s.Behaviours {
+			switch {
+			case b.NoData:
+				undecided = append(undecided, b.Noun+": "+b.Text)
+			case !b.Pass:
+				failed = append(failed, fmt.Sprintf("%s: requires %d, %s", b.Noun, b.Required, b.Text))
+			}
+		}
+		switch {
+		case len(failed) > 0:
+			return ExitFail, fmt.Sprintf("FAIL: %s failed a requirement (%s)", name, strings.Join(failed, "; "))
+		case len(undecided) > 0 || len(s.Behaviours) == 0:
+			return ExitUndecided, fmt.Sprintf("UNDECIDED: the lab could not decide %s (%s)", name, strings.Join(undecided, "; "))
+		}
+		return ExitPass, fmt.Sprintf("PASS: %s held every requirement", name)
+	}
+	return ExitUndecided, fmt.Sprintf("UNDECIDED: no verdict of %s in stacks.json (the check stopped before one; its output above says why)", name)
+}
+
+// CheckSummary writes what labcheck prints when a check of the stack name
+// ends: the check as Text prints it, then its outcome and exit code.
+func CheckSummary(stacks []Stack, name string) Reporter {
+	return func(w io.Writer) error {
+		for _, s := range stacks {
+			if s.Name == name {
+				if err := s.Text(w); err != nil {
+					return err
+				}
+			}
+		}
+		code, why := CheckExit(stacks, name)
+		_, err := fmt.Fprintf(w, "labcheck: %s; exit %d\n", why, code)
+		return err
+	}
 }

@@ -22,3 +22,32 @@ func TestStackText(t *testing.T) {
 Advice: Add NGINX.
 `, b.String())
 }
+
+// A check's exit code: 0 when every requirement held, 1 when one failed
+// on data (whatever else is undecided), 2 when one has no data or the
+// check wrote no verdict; and the summary labcheck prints ends with it.
+func TestCheckExit(t *testing.T) {
+	held := StackBehaviour{Noun: "slow readers", Required: 2, Pass: true, Text: "none up to 3 slow readers"}
+	broke := StackBehaviour{Noun: "silent connections", Required: 2, Text: "stalls at 2 silent connections"}
+	unknown := StackBehaviour{Noun: "slow uploads", Required: 1, NoData: true, Text: "no data at 1 slow uploads: the lab could not measure run 1: x"}
+	for _, tc := range []struct {
+		name string
+		bs   []StackBehaviour
+		want int
+	}{
+		{"every requirement held", []StackBehaviour{held}, ExitPass},
+		{"one failed", []StackBehaviour{held, broke}, ExitFail},
+		{"one failed, one undecided", []StackBehaviour{unknown, broke}, ExitFail},
+		{"one undecided", []StackBehaviour{held, unknown}, ExitUndecided},
+	} {
+		code, why := CheckExit([]Stack{{Name: "shop", Behaviours: tc.bs}}, "shop")
+		assert.Equal(t, tc.want, code, "%s: %s", tc.name, why)
+	}
+	code, why := CheckExit(nil, "shop")
+	assert.Equal(t, ExitUndecided, code)
+	assert.Contains(t, why, "no verdict of shop")
+
+	var b strings.Builder
+	require.NoError(t, CheckSummary([]Stack{{Name: "shop", Behaviours: []StackBehaviour{broke}}}, "shop")(&b))
+	assert.True(t, strings.HasSuffix(b.String(), "labcheck: FAIL: shop failed a requirement (silent connections: requires 2, stalls at 2 silent connections); exit 1\n"), b.String())
+}

@@ -44,6 +44,10 @@ type Verdict struct {
 	Unit string
 	// Check computes the measured value and the verdict.
 	Check Check
+	// ExpectFails marks a verdict that is meant to fail: an example stack
+	// that shows what the lab catches. Its claim says so (Claim.Expected);
+	// it fails all the same.
+	ExpectFails bool
 }
 
 // Check evaluates one verdict on the data.
@@ -98,6 +102,9 @@ func Evaluate(vs []Verdict, d Data) []report.Claim {
 
 func evaluate(v Verdict, d Data) report.Claim {
 	c := report.Claim{ID: v.ID, Kind: string(v.Kind), Text: v.Text, Unit: v.Unit, Needs: v.Check.Needs()}
+	if v.ExpectFails {
+		c.Expected = report.StatusFails
+	}
 	var notRun []string
 	for _, id := range c.Needs {
 		if !d.ran(id) {
