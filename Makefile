@@ -12,7 +12,7 @@ export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
-.PHONY: test repro check deps settings image report merge kube bench gate unit soak clean
+.PHONY: test repro check deps deps-run settings image report docs merge kube bench gate unit soak clean
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
@@ -21,7 +21,7 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	status=0; $(GO) tool gotestsum --format testname \
+	trap 'exit 130' INT TERM; status=0; $(GO) tool gotestsum --format testname \
 	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
 	  -- -count=1 -p 1 -timeout 85m ./... || status=$$?; \
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
@@ -38,39 +38,53 @@ test: deps settings
 FRESH ?=
 repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
+	trap 'exit 130' INT TERM; status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 
 ## check: put a team's own stack through the resilience matrix, STACK=path/stack.yaml
-## (fixtures/stacks shows the form): validated before anything starts, then
-## one subtest per requirement (TestStack), its verdict and advice printed;
-## JUnit, go test -json, stacks.json and report.html in $(LAB_REPORT_DIR)
-check: deps
-	@[ -n "$(STACK)" ] || { echo "make check: want STACK=path/stack.yaml (fixtures/stacks/*.yaml show the form)" >&2; exit 2; }
+## (fixtures/stacks/README.md): the file and every setting are checked
+## before anything is installed or started; then only what the check needs
+## (deps-run: no Chromium), then labcheck: one subtest per
+## requirement (TestStack), its verdict and advice printed; JUnit, go test
+## -json, stacks.json and report.html in $(LAB_REPORT_DIR). make exits 2 on
+## any failure; labcheck itself exits 1 for a failed stack, 2 for undecided
+check:
+	@[ -n "$(STACK)" ] || { echo "make check: want STACK=path/stack.yaml (fixtures/stacks/README.md shows the form)" >&2; exit 2; }
 	@LAB_STACK='$(abspath $(STACK))' $(GO) run ./bench/cmd/labsettings
-	mkdir -p $(LAB_REPORT_DIR)
-	status=0; LAB_STACK='$(abspath $(STACK))' LAB_QUIET=1 $(GO) tool gotestsum --format standard-verbose \
-	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
-	  -- -count=1 -timeout 60m -run '^TestStack$$' ./bench || status=$$?; \
-	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
-	exit $$status
+	@$(MAKE) --no-print-directory deps-run
+	$(GO) run ./bench/cmd/labcheck -stack '$(abspath $(STACK))' -dir $(LAB_REPORT_DIR)
 
 ## settings: check every LAB_* setting before anything is written
 settings:
 	@$(GO) run ./bench/cmd/labsettings
 
-## deps: install mmdebstrap, curl and chromium, reach a Docker daemon (as root)
+## deps: install mmdebstrap, curl, chromium and yamllint, reach a Docker
+## daemon (as root): what make test and make repro need
 deps:
 	@bash fixtures/host/setup.sh
 
+## deps-run: only what measuring needs (make check, make bench, make
+## image): mmdebstrap, curl and a Docker daemon, no browser
+deps-run:
+	@bash fixtures/host/setup.sh run
+
 ## image: build or find the lab images without running any test
-image: deps
+image: deps-run
 	$(GO) test ./bench -count=1 -run '^$$'
 
 ## report: re-render report.html from $(LAB_REPORT_DIR), no new runs
 report:
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR)
+
+## docs: rewrite the documents' generated parts from their committed report
+## files (bench/README.md's protection table, reports/matrix.svg, the make
+## check transcript in fixtures/stacks/README.md); PACKAGES_FROM=DIR also
+## rewrites the image's Python packages there from DIR/environment.json (a
+## make test's report directory). Their unit tests fail while they are stale.
+PACKAGES_FROM ?=
+docs:
+	$(GO) run ./bench/cmd/labreport -docs $(if $(PACKAGES_FROM),-packages-from '$(PACKAGES_FROM)')
 
 ## merge: merge a sharded series (LAB_SHARD=i/N, one report directory per
 ## shard) into OUT, judge every verdict on the merged data and render it;
@@ -96,12 +110,14 @@ kube:
 ## lab's own instruments cost (generator, sampler, lag, wall time, a cold
 ## base-image build)
 BENCH ?= ArticleA|ArticleB|Matrix
-bench: deps settings
+bench: deps-run settings
 	mkdir -p $(dir $(BENCH_OUT))
 	set -o pipefail; $(GO) test ./bench -run '^$$' -bench '$(BENCH)' -benchtime 1x -count $(BENCH_COUNT) -timeout 6h | tee $(BENCH_OUT)
 
 ## gate: the regression gate: fails when NEW's benchmarks moved beyond
-## THRESHOLDS' per-unit limits from BASE's, significantly (bench/internal/gate)
+## THRESHOLDS' per-unit limits from BASE's, significantly (bench/internal/gate);
+## make exits 2 on any failure, labgate itself 1 for a regression and 2 for
+## an undecided comparison or a bad file
 THRESHOLDS ?= fixtures/gate/thresholds.yaml
 gate:
 	@[ -n "$(BASE)" ] && [ -n "$(NEW)" ] || { echo "make gate: want BASE=old.txt NEW=new.txt (make bench outputs)" >&2; exit 2; }

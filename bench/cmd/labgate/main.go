@@ -12,38 +12,54 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 
 	"wsgilab/bench/internal/gate"
 )
 
 func main() {
-	base := flag.String("base", "", "the base benchmark file (e.g. main's last make bench output)")
-	nw := flag.String("new", "", "the new benchmark file")
-	thresholds := flag.String("thresholds", "fixtures/gate/thresholds.yaml", "the per-unit thresholds file")
-	flag.Parse()
-	if *base == "" || *nw == "" || flag.NArg() > 0 {
-		fmt.Fprintln(os.Stderr, "labgate: want -base FILE -new FILE [-thresholds FILE], no other argument")
-		os.Exit(2)
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// The exit codes: make gate turns every failure into 2, so a CI step
+// that must tell a regression from an undecided comparison calls labgate
+// itself.
+const (
+	exitPass      = 0
+	exitFail      = 1 // a regression, or a gated value the new file lacks
+	exitUndecided = 2 // a bad file or argument, or too few samples to decide
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("labgate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	base := fs.String("base", "", "the base benchmark file (e.g. main's last make bench output)")
+	nw := fs.String("new", "", "the new benchmark file")
+	thresholds := fs.String("thresholds", "fixtures/gate/thresholds.yaml", "the per-unit thresholds file")
+	if err := fs.Parse(args); err != nil || *base == "" || *nw == "" || fs.NArg() > 0 {
+		fmt.Fprintln(stderr, "labgate: want -base FILE -new FILE [-thresholds FILE], no other argument")
+		return exitUndecided
 	}
 	th, err := gate.LoadThresholds(*thresholds)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "labgate: %v\n", err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "labgate: %v\n", err)
+		return exitUndecided
 	}
 	rep, err := gate.CompareFiles(*base, *nw, th)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "labgate: %v\n", err)
-		os.Exit(2)
+		fmt.Fprintf(stderr, "labgate: %v\n", err)
+		return exitUndecided
 	}
-	if err := rep.Text(os.Stdout); err != nil {
-		fmt.Fprintf(os.Stderr, "labgate: %v\n", err)
-		os.Exit(2)
+	if err := rep.Text(stdout); err != nil {
+		fmt.Fprintf(stderr, "labgate: %v\n", err)
+		return exitUndecided
 	}
-	if rep.Failed() {
-		os.Exit(1)
+	switch {
+	case rep.Failed():
+		return exitFail
+	case rep.Undecided():
+		return exitUndecided
 	}
-	if rep.Undecided() {
-		os.Exit(2)
-	}
+	return exitPass
 }

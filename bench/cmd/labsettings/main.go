@@ -1,6 +1,7 @@
-// Command labsettings checks every LAB_* setting in the environment, as
-// the test binary does before it starts anything, and exits 1 naming each
-// bad one. The Makefile runs it before a target writes any file:
+// Command labsettings checks every LAB_* setting in the environment (a
+// stack file in LAB_STACK among them), as the test binary does before it
+// starts anything, and exits 2, bad input, naming each bad one. The
+// Makefile runs it before a target installs or writes anything:
 //
 //	LAB_RUNS=0 labsettings
 //	labsettings: LAB_RUNS="0": want a whole number from 1 to 100 (...)
@@ -24,6 +25,6 @@ func main() {
 	}
 	if _, err := engine.ParseSettings(os.Environ(), root); err != nil {
 		fmt.Fprintf(os.Stderr, "labsettings: bad settings, nothing was started or written:\n%v\n", err)
-		os.Exit(1)
+		os.Exit(2)
 	}
 }
