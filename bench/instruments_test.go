@@ -100,7 +100,7 @@ func BenchmarkInstruments(b *testing.B) {
 		const ref = "wsgilab-bench-scratch:base"
 		var secs []float64
 		for i := 0; i < b.N; i++ {
-			img, err := image.BuildBase(context.Background(), pool.Client, ref, io.Discard)
+			img, err := image.BuildBase(context.Background(), pool.Client, ref, lab.Settings.Apt, io.Discard)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -3,6 +3,8 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stackfile"
@@ -56,6 +59,10 @@ type Settings struct {
 	// Shard is LAB_SHARD: the part of the series this process runs (the
 	// whole series unless set); Plan gives only that part.
 	Shard Shard
+	// Apt is LAB_DEBIAN_MIRROR and LAB_DEBIAN_SECURITY: the Debian
+	// archive the base image is built from (the host's apt sources unless
+	// set).
+	Apt image.Apt
 }
 
 // SafetySettings switch the host safety stop on or off and set it.
@@ -79,9 +86,17 @@ var knownSettings = map[string]string{
 		safety.DefaultThreshold),
 	"LAB_SAFETY_WINDOW": fmt.Sprintf("how long that share must last to trip it, a Go duration from %v to 1m; default %v",
 		2*safety.DefaultInterval, safety.DefaultWindow),
-	"LAB_STACK":  "a stack file (fixtures/stacks/*.yaml shows the form), absolute or relative to the module root: TestStack checks it (make check STACK=...)",
-	"LAB_SHARD":  fmt.Sprintf("i/N with 0 <= i < N <= %d: run only the conditions whose place in the series' table is i modulo N (and article B on shard 0), to merge with labreport -merge; default the whole series", MaxShards),
-	"LAB_RESUME": "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
+	"LAB_STACK": "a stack file (fixtures/stacks/*.yaml shows the form), absolute or relative to the module root: TestStack checks it (make check STACK=...)",
+	"LAB_SHARD": fmt.Sprintf("i/N with 0 <= i < N <= %d: run only the conditions whose place in the series' table is i modulo N (and article B on shard 0), to merge with labreport -merge; default the whole series", MaxShards),
+	"LAB_DEBIAN_MIRROR": "the http:// or https:// URL of a Debian archive to build the image's bookworm and bookworm-updates from, e.g. " + image.DefaultMirror +
+		" (a host that is not Debian, such as a stock CI runner); default the host's own apt sources",
+	"LAB_DEBIAN_SECURITY": "the http:// or https:// URL of Debian's security archive, for bookworm-security, with LAB_DEBIAN_MIRROR; default " + image.DefaultSecurity,
+	"LAB_RESUME":          "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
+}
+
+// SettingNames are every LAB_* variable the lab reads on the host, sorted.
+func SettingNames() []string {
+	return slices.Sorted(maps.Keys(knownSettings))
 }
 
 // ParseSettings reads the LAB_* variables from environ (os.Environ's
@@ -98,12 +113,7 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			continue
 		}
 		if _, ok := knownSettings[k]; !ok {
-			names := make([]string, 0, len(knownSettings))
-			for n := range knownSettings {
-				names = append(names, n)
-			}
-			slices.Sort(names)
-			errs = append(errs, fmt.Errorf("%s=%q: unknown setting; the lab reads %s", k, v, strings.Join(names, ", ")))
+			errs = append(errs, fmt.Errorf("%s=%q: unknown setting; the lab reads %s", k, v, strings.Join(SettingNames(), ", ")))
 			continue
 		}
 		env[k] = v
@@ -195,6 +205,17 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("%s: %w", bad("LAB_REPORT_DIR"), err))
 		}
 		s.ReportDir = v
+	}
+	for name, dst := range map[string]*string{"LAB_DEBIAN_MIRROR": &s.Apt.Mirror, "LAB_DEBIAN_SECURITY": &s.Apt.Security} {
+		if v, ok := env[name]; ok {
+			if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(v, " \t'\"") {
+				errs = append(errs, bad(name))
+			}
+			*dst = v
+		}
+	}
+	if s.Apt.Security != "" && s.Apt.Mirror == "" {
+		errs = append(errs, fmt.Errorf("LAB_DEBIAN_SECURITY=%q: want it with LAB_DEBIAN_MIRROR (without, the host's own apt sources are used whole)", s.Apt.Security))
 	}
 	if v, ok := env["LAB_STACK"]; ok {
 		if !filepath.IsAbs(v) {

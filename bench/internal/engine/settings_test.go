@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/verdict"
 )
@@ -42,6 +43,9 @@ func TestSettingsGood(t *testing.T) {
 		_, err := ParseSettings([]string{"LAB_QUIET=" + v}, "/mod")
 		assert.NoError(t, err, v)
 	}
+	apt, err := ParseSettings([]string{"LAB_DEBIAN_MIRROR=http://deb.debian.org/debian", "LAB_DEBIAN_SECURITY=https://security.example.org/debian-security"}, "/mod")
+	require.NoError(t, err)
+	assert.Equal(t, image.Apt{Mirror: "http://deb.debian.org/debian", Security: "https://security.example.org/debian-security"}, apt.Apt)
 }
 
 // Each bad value is one error naming the setting, the value and what is
@@ -74,7 +78,11 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_REPORT_DIR=" + file, "is not a directory"},
 		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
 		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
-		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_MATRIX_RUNS, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_DEBIAN_MIRROR, LAB_DEBIAN_SECURITY, LAB_MATRIX_RUNS, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
+		{"LAB_DEBIAN_MIRROR=deb.debian.org/debian", `LAB_DEBIAN_MIRROR="deb.debian.org/debian": want the http:// or https:// URL of a Debian archive`},
+		{"LAB_DEBIAN_MIRROR=ftp://deb.debian.org/debian", `LAB_DEBIAN_MIRROR="ftp://deb.debian.org/debian": want the http:// or https:// URL`},
+		{"LAB_DEBIAN_MIRROR=http://deb.debian.org/debian' ; rm -rf /", `LAB_DEBIAN_MIRROR="http://deb.debian.org/debian' ; rm -rf /": want the http:// or https:// URL`},
+		{"LAB_DEBIAN_SECURITY=http://deb.debian.org/debian-security", `LAB_DEBIAN_SECURITY="http://deb.debian.org/debian-security": want it with LAB_DEBIAN_MIRROR`},
 		{"LAB_SAFETY_CPU=0", `LAB_SAFETY_CPU="0": want off, or the share of the host's CPU outside the lab`},
 		{"LAB_SAFETY_CPU=120%", `LAB_SAFETY_CPU="120%": want off, or the share`},
 		{"LAB_SAFETY_CPU=high", `LAB_SAFETY_CPU="high": want off`},

@@ -11,6 +11,7 @@ package image
 import (
 	"archive/tar"
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -93,10 +95,35 @@ func BaseRef() (string, error) {
 	return BaseRepository + ":" + tag, nil
 }
 
+// Apt is the Debian archive the base image is built from. The zero value
+// is the host's own apt sources (a Debian host); a host that is not Debian
+// (a stock CI runner) names a mirror, and bookworm-security comes from
+// Security, DefaultSecurity when empty. The image's tag is the recipe's
+// hash either way: the same recipe, from another mirror of the same
+// archive, installs the same packages.
+type Apt struct {
+	Mirror, Security string
+}
+
+// The archives a mirror setting usually names.
+const (
+	DefaultMirror   = "http://deb.debian.org/debian"
+	DefaultSecurity = "http://deb.debian.org/debian-security"
+)
+
+// env is the build script's environment for a.
+func (a Apt) env() []string {
+	if a.Mirror == "" {
+		return nil
+	}
+	return []string{"LAB_DEBIAN_MIRROR=" + a.Mirror, "LAB_DEBIAN_SECURITY=" + cmp.Or(a.Security, DefaultSecurity)}
+}
+
 // EnsureBase finds the base image or builds it: it runs the recipe's
-// build.sh on this machine (root and mmdebstrap needed) and imports the
-// tarball through the Docker API. Build output goes to log.
-func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, error) {
+// build.sh on this machine (root and mmdebstrap needed) from apt's
+// archive and imports the tarball through the Docker API. Build output
+// goes to log.
+func EnsureBase(ctx context.Context, eng Engine, apt Apt, log io.Writer) (report.Image, error) {
 	start := time.Now()
 	ref, err := BaseRef()
 	if err != nil {
@@ -107,13 +134,14 @@ func EnsureBase(ctx context.Context, eng Engine, log io.Writer) (report.Image, e
 	} else if !errors.Is(err, dc.ErrNoSuchImage) {
 		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
-	return BuildBase(ctx, eng, ref, log)
+	return BuildBase(ctx, eng, ref, apt, log)
 }
 
 // BuildBase builds the base image from the embedded recipe as ref,
-// whether or not an image of that name exists: build.sh by mmdebstrap,
-// then an import through the Docker API. Build output goes to log.
-func BuildBase(ctx context.Context, eng Engine, ref string, log io.Writer) (report.Image, error) {
+// whether or not an image of that name exists: build.sh by mmdebstrap from
+// apt's archive, then an import through the Docker API. Build output goes
+// to log.
+func BuildBase(ctx context.Context, eng Engine, ref string, apt Apt, log io.Writer) (report.Image, error) {
 	start := time.Now()
 	if os.Geteuid() != 0 {
 		return report.Image{}, fmt.Errorf("image: building %s needs root (mmdebstrap); run 'make image' as root", ref)
@@ -135,17 +163,12 @@ func BuildBase(ctx context.Context, eng Engine, ref string, log io.Writer) (repo
 		return report.Image{}, err
 	}
 	defer os.RemoveAll(dir)
-	if err := os.CopyFS(dir, fixtures.Image); err != nil {
-		return report.Image{}, fmt.Errorf("image: write recipe: %w", err)
+	if err := WriteRecipe(dir); err != nil {
+		return report.Image{}, err
 	}
 	rootfs := filepath.Join(dir, "rootfs.tar")
-	cmd := exec.CommandContext(ctx, "bash", filepath.Join(dir, "image", "build.sh"), rootfs)
-	cmd.Stdout, cmd.Stderr = log, log
-	if tmp != "" {
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
-	}
-	if err := cmd.Run(); err != nil {
-		return report.Image{}, fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
+	if err := BuildRootfs(ctx, dir, rootfs, tmp, apt, log); err != nil {
+		return report.Image{}, err
 	}
 	f, err := os.Open(rootfs)
 	if err != nil {
@@ -159,6 +182,39 @@ func BuildBase(ctx context.Context, eng Engine, ref string, log io.Writer) (repo
 		return report.Image{}, fmt.Errorf("image: docker import %s: %w", ref, err)
 	}
 	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+}
+
+// BuildRootfs runs the recipe (written out in dir by WriteRecipe) to make
+// the root filesystem tarball out, from apt's archive, its temporary files
+// in tmp ("" for the default). The lab's own LAB_DEBIAN_* settings reach
+// the script from apt only. wrap, when given, is the command the script
+// runs under (its arguments follow wrap's).
+func BuildRootfs(ctx context.Context, dir, out, tmp string, apt Apt, log io.Writer, wrap ...string) error {
+	argv := append(slices.Clone(wrap), "bash", filepath.Join(dir, "image", "build.sh"), out)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = log, log
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "LAB_DEBIAN_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, apt.env()...)
+	if tmp != "" {
+		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("image: fixtures/image/build.sh failed (its output is above): %w", err)
+	}
+	return nil
+}
+
+// WriteRecipe writes the embedded recipe (fixtures/image) into dir, for
+// BuildRootfs.
+func WriteRecipe(dir string) error {
+	if err := os.CopyFS(dir, fixtures.Image); err != nil {
+		return fmt.Errorf("image: write recipe: %w", err)
+	}
+	return nil
 }
 
 // Where the base image is built when there is room: the build needs about
@@ -236,14 +292,12 @@ func EnsureLab(ctx context.Context, eng Engine, base string, agent []byte) (repo
 	if err != nil {
 		return report.Image{}, err
 	}
-	var out bytes.Buffer
-	if err := eng.BuildImage(dc.BuildImageOptions{
-		Name: ref, InputStream: buildCtx, OutputStream: &out, RmTmpContainer: true, ForceRmTmpContainer: true,
-		Context: ctx,
-	}); err != nil {
-		return report.Image{}, fmt.Errorf("image: build %s: %w\n%s", ref, err, out.String())
+	img, err := build(ctx, eng, dc.BuildImageOptions{Name: ref, InputStream: buildCtx})
+	if err != nil {
+		return report.Image{}, err
 	}
-	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+	img.Duration = time.Since(start)
+	return img, nil
 }
 
 func labContext(df string, agent []byte) (io.Reader, error) {
