@@ -29,7 +29,6 @@ func TestArticleB(t *testing.T) {
 	}
 	prof := engine.ProfilesB[lab.Settings.Profile]
 	t.Logf("article B profile %s: %s", lab.Settings.Profile, prof.Describe)
-	progressB.Start()
 	var rounds map[string]map[string][]engine.RunB
 	var roundsErr error
 	for _, srv := range engine.ServersB {
@@ -55,7 +54,7 @@ func TestArticleB(t *testing.T) {
 				}
 				for _, gen := range engine.GeneratorsB {
 					row := engine.RowB(srv, block, gen, runs[gen])
-					progressB.RunDone(t.Log, id+"/"+gen, 1, 1, len(engine.ServersB)*len(engine.BlockingMs)*len(engine.GeneratorsB), engine.RowLine(row))
+					job.RunDone(t.Log, t.Name(), id+"/"+gen, engine.UnitB(id), 1, 1, engine.RowLine(row))
 					assert.Zerof(t, row.Failed, "%s with %s: %d failed requests %v", id, gen, row.Failed, row.FailedBy)
 				}
 			})

@@ -38,7 +38,6 @@ var (
 
 func TestMain(m *testing.M) {
 	flag.Parse() // testing.Verbose, below, needs the flags
-	progressA.Verbose, progressB.Verbose, progressSweep.Verbose = testing.Verbose(), testing.Verbose(), testing.Verbose()
 	code, err := setUp()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
@@ -49,7 +48,9 @@ func TestMain(m *testing.M) {
 		// -timeout panic purge it first (a panicking or failing test
 		// purges its own pods through t.Cleanup).
 		stop := lab.Session.Guard(testTimeout(), os.Stderr)
+		job.Start()
 		code = m.Run()
+		job.Finish()
 		lab.DiscardAhead()
 		stop()
 		if lab.Safety != nil {
@@ -94,7 +95,10 @@ func setUp() (int, error) {
 	}
 	lab.Settings = settings
 	lab.Reports = engine.NewReports(settings.ReportDir, &env)
-	progressA.Quiet, progressB.Quiet, progressSweep.Quiet = settings.Quiet, settings.Quiet, settings.Quiet
+	filter, err := engine.ParseRunFilter(flagValue("test.run"))
+	if err != nil {
+		return 1, err
+	}
 
 	pool, err := dockertest.NewPool("")
 	if err == nil {
@@ -146,7 +150,7 @@ func setUp() (int, error) {
 		bin, err := image.BuildAgent(ctx, env.Docker.Arch)
 		agentc <- agentBuild{bin, err}
 	}()
-	base, err := image.EnsureBase(ctx, pool.Client, os.Stderr)
+	base, err := image.EnsureBase(ctx, pool.Client, settings.Apt, os.Stderr)
 	ab := <-agentc
 	if err != nil {
 		return 1, err
@@ -194,6 +198,10 @@ func setUp() (int, error) {
 		fmt.Fprintf(os.Stderr, "wsgilab: resuming the series in %s: its journal holds %d completed unit(s); only the missing ones run\n",
 			settings.ReportDir, len(env.Resume.Kept))
 	}
+	// What the job will run, and how long it should take, before it runs.
+	job = newJob(filter, env.Resume.Kept)
+	job.Quiet, job.Verbose = settings.Quiet, testing.Verbose()
+	job.PrintPlan(fmt.Sprintf("wsgilab: the job (profile %s)", settings.Profile))
 	lab.Log = os.Stderr
 	env.Safety = report.Safety{Enabled: settings.Safety.Enabled, Threshold: settings.Safety.Config.Threshold,
 		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: append([]report.Abort{}, lab.Journal.Aborts()...)}
@@ -210,12 +218,16 @@ func setUp() (int, error) {
 
 // testTimeout is go test's -timeout (0 when there is none).
 func testTimeout() time.Duration {
-	f := flag.Lookup("test.timeout")
-	if f == nil {
-		return 0
-	}
-	d, _ := time.ParseDuration(f.Value.String())
+	d, _ := time.ParseDuration(flagValue("test.timeout"))
 	return d
+}
+
+// flagValue is the test binary's flag name as set ("" when it has none).
+func flagValue(name string) string {
+	if f := flag.Lookup(name); f != nil {
+		return f.Value.String()
+	}
+	return ""
 }
 
 // moduleRoot is the directory holding go.mod, above the package directory

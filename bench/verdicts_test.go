@@ -11,9 +11,6 @@ import (
 	"wsgilab/bench/internal/report"
 )
 
-// progressA counts article A's runs, progressB article B's rows.
-var progressA, progressB, progressSweep, progressMatrix, progressStream = &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}, &engine.Progress{}
-
 // assertVerdicts asserts each evaluated verdict in a subtest named by its
 // id, printing measured against threshold. A verdict whose conditions did
 // not run (go test -run picked others) is skipped; one whose conditions
@@ -60,7 +57,7 @@ var (
 // times, each run a subtest run<k> asserting judge(run), and writes the
 // sampler's series once per condition. Each run declares the one after
 // it, whose pod then starts during the run's collection and teardown.
-func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, progress *engine.Progress, judge func(report.Run) bool) {
+func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, judge func(report.Run) bool) {
 	type unit struct {
 		c engine.Condition
 		k int
@@ -71,7 +68,6 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 			order = append(order, unit{c, k})
 		}
 	}
-	progress.Start()
 	// A pod opened for a run a -run filter skips goes before the next
 	// test, which may open pods of its own.
 	defer lab.DiscardAhead()
@@ -85,7 +81,7 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 					}
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
-					progress.RunDone(t.Log, c.ID, k, n, len(order), engine.RunLine(c, r))
+					job.RunDone(t.Log, t.Name(), c.ID, engine.UnitA(c, k), k, n, engine.RunLine(c, r))
 					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
 			}

@@ -47,7 +47,7 @@ type ahead struct {
 // unless none was, that run is in the journal (it will not be measured),
 // or a pod is ahead already.
 func (l *Lab) startAhead() {
-	if l.then == nil || l.ahead != nil || l.Journal.has(journalA(l.then.c, l.then.k)) {
+	if l.then == nil || l.ahead != nil || l.Journal.has(UnitA(l.then.c, l.then.k)) {
 		return
 	}
 	c, k := l.then.c, l.then.k

@@ -173,7 +173,7 @@ func (l *Lab) CellB(t stack.TB, srv ServerB, block int, prof ProfileB) (map[stri
 	cell := verdict.Cell(srv.ID, block)
 	l.Reports.begin(cell)
 	var runs map[string][]RunB
-	if ok, err := l.Journal.load(journalB(cell), &runs); ok || err != nil {
+	if ok, err := l.Journal.load(UnitB(cell), &runs); ok || err != nil {
 		return runs, err
 	}
 	err := l.attempt(cell, func() error {
@@ -188,7 +188,7 @@ func (l *Lab) CellB(t stack.TB, srv ServerB, block int, prof ProfileB) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	return runs, l.Journal.save(journalB(cell), runs)
+	return runs, l.Journal.save(UnitB(cell), runs)
 }
 
 // RunB is one generator's run against a cell's server.

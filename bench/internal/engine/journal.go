@@ -407,5 +407,8 @@ func (j *Journal) Kept() []string {
 	return slices.Clone(j.kept)
 }
 
-func journalA(c Condition, k int) string { return fmt.Sprintf("a/%s-run%d", c.ID, k) }
-func journalB(cell string) string        { return "b/" + cell }
+// UnitA and UnitB are a journal's unit keys: run k of article A's table's
+// condition c (article A, the sweep, the matrix, the streaming table and
+// stack checks alike), and article B's cell.
+func UnitA(c Condition, k int) string { return fmt.Sprintf("a/%s-run%d", c.ID, k) }
+func UnitB(cell string) string        { return "b/" + cell }

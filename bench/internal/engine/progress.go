@@ -3,54 +3,11 @@ package engine
 import (
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strings"
-	"sync"
-	"time"
 
 	"wsgilab/bench/internal/report"
 )
-
-// Progress prints one line per finished run: on stderr for whoever waits
-// on a long series (LAB_QUIET silences it), and through log (t.Log), so
-// go test -v shows it too.
-type Progress struct {
-	// Quiet leaves stderr out; Verbose means log already reaches the
-	// terminal.
-	Quiet, Verbose bool
-
-	mu      sync.Mutex
-	started time.Time
-	done    int
-}
-
-// Start marks the series' start, so the first run's time counts.
-func (p *Progress) Start() {
-	p.mu.Lock()
-	p.started, p.done = time.Now(), 0
-	p.mu.Unlock()
-}
-
-// RunDone reports run k of n of one condition, out of planned runs in the
-// series (an upper bound when go test -run picks fewer).
-func (p *Progress) RunDone(log func(...any), condition string, k, n, planned int, summary string) {
-	p.mu.Lock()
-	if p.started.IsZero() {
-		p.started = time.Now()
-	}
-	p.done++
-	elapsed := time.Since(p.started)
-	perRun := elapsed / time.Duration(p.done)
-	left := max(planned-p.done, 0)
-	p.mu.Unlock()
-	line := fmt.Sprintf("%s run %d/%d: %s; elapsed %v, series ETA at most %v",
-		condition, k, n, summary, elapsed.Round(time.Second), (perRun * time.Duration(left)).Round(time.Second))
-	log(line)
-	if !p.Quiet && !p.Verbose {
-		fmt.Fprintln(os.Stderr, "wsgilab:", line)
-	}
-}
 
 // RunLine is a progress summary of r, a run of c.
 func RunLine(c Condition, r report.Run) string {

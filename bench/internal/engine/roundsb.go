@@ -36,11 +36,11 @@ func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (
 		cells[i] = verdict.Cell(srv.ID, block)
 		l.Reports.begin(cells[i])
 	}
-	if journalled := !slices.ContainsFunc(cells, func(c string) bool { return !l.Journal.has(journalB(c)) }); journalled {
+	if journalled := !slices.ContainsFunc(cells, func(c string) bool { return !l.Journal.has(UnitB(c)) }); journalled {
 		out := map[string]map[string][]RunB{}
 		for _, c := range cells {
 			var runs map[string][]RunB
-			ok, err := l.Journal.load(journalB(c), &runs)
+			ok, err := l.Journal.load(UnitB(c), &runs)
 			if err != nil {
 				return nil, err
 			}
@@ -63,7 +63,7 @@ func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (
 		return nil, err
 	}
 	for _, c := range cells {
-		if err := l.Journal.save(journalB(c), out[c]); err != nil {
+		if err := l.Journal.save(UnitB(c), out[c]); err != nil {
 			return nil, err
 		}
 	}

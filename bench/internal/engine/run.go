@@ -62,7 +62,7 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	l.Reports.begin(c.ID)
 	l.Reports.attemptA(c)
 	var rec Record
-	if ok, err := l.Journal.loadFile(journalA(c, k), &rec); ok || err != nil {
+	if ok, err := l.Journal.loadFile(UnitA(c, k), &rec); ok || err != nil {
 		if err != nil {
 			return report.Run{}, err
 		}
@@ -80,7 +80,7 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	if err != nil {
 		return run, err
 	}
-	return run, l.Journal.saveFile(journalA(c, k), rawA(c, k))
+	return run, l.Journal.saveFile(UnitA(c, k), rawA(c, k))
 }
 
 // measureA carries out one attempt at run k of c, in a pod it removes

@@ -1,0 +1,165 @@
+package bench
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/engine"
+)
+
+// job is the whole go test of this package (make test, make repro): its
+// plan is printed first, and every finished run reports the job's ETA.
+var job = engine.NewJob(nil, nil)
+
+// jobTests are this package's top-level tests in the order go test runs
+// them, file by file in name order, then as declared (TestJobTestsInOrder
+// holds the table to the files), each with its units and what one takes:
+// a run's pod, window and collection, or a test timed whole. The times
+// were measured on an AMD EPYC, 2 cores (make test of commit 61773e6,
+// 2026-12-02: each test's time over its units; reports/measurements.md,
+// "The job's estimates").
+var jobTests = []struct {
+	test string
+	// table, for a test of runs, is its conditions in the plan and the
+	// runs of each (its subtests are named by condition id); count, for
+	// a test of other units, counts them; neither: one unit, the test
+	// whole. A test whose each is 0 is never timed (a helper the others
+	// run as a child, a unit test).
+	table func(engine.Plan) ([]engine.Condition, func(engine.Condition) int)
+	count func(engine.RunFilter) (int, string)
+	each  time.Duration
+}{
+	{"TestPodsAhead", nil, nil, 13 * time.Second},
+	{"TestArticleA", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }
+	}, nil, 10600 * time.Millisecond},
+	{"TestArticleB", nil, rowsB, 8600 * time.Millisecond},
+	{"TestCrossCheckCatchesSlowGenerator", nil, nil, 27 * time.Second},
+	{"TestHardening", nil, nil, 3 * time.Second},
+	{"TestOOMKillIsReported", nil, nil, 10 * time.Second},
+	{"TestImageWithoutHostSources", nil, nil, 60 * time.Second},
+	{"TestJobTestsInOrder", nil, nil, 0},
+	{"TestKubePod", nil, nil, 12 * time.Second},
+	{"TestLeakHelper", nil, nil, 0},
+	{"TestNoLeaks", nil, nil, 46 * time.Second},
+	{"TestMatrix", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Matrix, func(engine.Condition) int { return p.MatrixRuns }
+	}, nil, 10700 * time.Millisecond},
+	{"TestSingleProcessServer", nil, nil, 11 * time.Second},
+	{"TestResume", nil, nil, 41 * time.Second},
+	{"TestSafetyStop", nil, nil, 36 * time.Second},
+	{"TestShards", nil, nil, 147 * time.Second},
+	{"TestSmokeVersions", nil, nil, 0},
+	{"TestSmokeFast", nil, nil, 4 * time.Second},
+	{"TestSmokeLarge", nil, nil, 1 * time.Second},
+	{"TestSmokeLimits", nil, nil, 1 * time.Second},
+	{"TestStack", nil, stackChecks, 49 * time.Second},
+	{"TestStackNginxConfig", nil, nil, 1 * time.Second},
+	{"TestStream", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Streams, func(engine.Condition) int { return p.StreamRuns }
+	}, nil, 6300 * time.Millisecond},
+	{"TestSweep", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Sweep, func(engine.Condition) int { return p.SweepRuns }
+	}, nil, 10900 * time.Millisecond},
+}
+
+// rowsB counts article B's rows: one per cell and generator.
+func rowsB(engine.RunFilter) (int, string) {
+	if !lab.Settings.Shard.Whole() {
+		return 0, "rows"
+	}
+	return len(engine.ServersB) * len(engine.BlockingMs) * len(engine.GeneratorsB), "rows"
+}
+
+// stackChecks counts the stack checks TestStack makes: LAB_STACK's, or
+// the examples the profile and the filter run.
+func stackChecks(f engine.RunFilter) (int, string) {
+	switch {
+	case !lab.Settings.Shard.Whole():
+		return 0, "checks"
+	case lab.Settings.Stack != nil:
+		return 1, "checks"
+	}
+	n := 0
+	for _, ex := range exampleStacks {
+		if (!ex.full || lab.Settings.Profile == "full") && f.Matches(1, ex.id) {
+			n++
+		}
+	}
+	return n, "checks"
+}
+
+// newJob is the job that this process's settings and -run filter make;
+// the units a resumed series' journal holds (kept) cost nothing.
+func newJob(filter engine.RunFilter, kept []string) *engine.Job {
+	isKept := map[string]bool{}
+	for _, k := range kept {
+		isKept[k] = true
+	}
+	plan := lab.Settings.Plan()
+	var parts []engine.JobPart
+	for _, jt := range jobTests {
+		if !filter.Matches(0, jt.test) || jt.each == 0 {
+			continue
+		}
+		p := engine.JobPart{Test: jt.test, Units: 1, Unit: engine.UnitTest, Each: jt.each}
+		switch {
+		case jt.table != nil:
+			p.Units, p.Unit = 0, "runs"
+			conds, runs := jt.table(plan)
+			for _, c := range conds {
+				for k := 1; filter.Matches(1, c.ID) && k <= runs(c); k++ {
+					p.Units++
+					if isKept[engine.UnitA(c, k)] {
+						p.Kept++
+					}
+				}
+			}
+		case jt.count != nil:
+			p.Units, p.Unit = jt.count(filter)
+			if p.Test == "TestArticleB" {
+				for _, k := range kept {
+					if strings.HasPrefix(k, "b/") {
+						p.Kept += len(engine.GeneratorsB)
+					}
+				}
+			}
+		}
+		if p.Units > 0 {
+			parts = append(parts, p)
+		}
+	}
+	return engine.NewJob(parts, kept)
+}
+
+// TestJobTestsInOrder holds jobTests to this package's files: every
+// top-level test, in the order go test runs them.
+func TestJobTestsInOrder(t *testing.T) {
+	files, err := filepath.Glob("*_test.go")
+	require.NoError(t, err)
+	slices.Sort(files)
+	var want []string
+	for _, name := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, d := range f.Decls {
+			if fn, ok := d.(*ast.FuncDecl); ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Test") && fn.Name.Name != "TestMain" {
+				want = append(want, fn.Name.Name)
+			}
+		}
+	}
+	var got []string
+	for _, jt := range jobTests {
+		got = append(got, jt.test)
+	}
+	assert.Equal(t, want, got, "jobTests must list every top-level test in the order go test runs them")
+}
