@@ -10,6 +10,9 @@ import (
 // stackView is one stack check of stacks.json.
 type stackView struct {
 	Name, Server, Path, Capacity, Bound, Verdict, Advice string
+	// Class is the verdict's: pass, fail, or expected (an example meant
+	// to fail that did).
+	Class string
 	// Images are the images it ran, from environment.json.
 	Images     string
 	Pass       bool
@@ -43,8 +46,13 @@ func buildStacks(stacks []report.Stack, env *report.Environment) []stackView {
 		if len(images) > 0 {
 			v.Images = "images: " + strings.Join(images, ", ")
 		}
-		if s.Pass {
-			v.Verdict = "PASS"
+		switch {
+		case s.Pass:
+			v.Verdict, v.Class = "PASS", "pass"
+		case s.ExpectFails:
+			v.Verdict, v.Class = "FAIL, as this example is meant to", "expected"
+		default:
+			v.Class = "fail"
 		}
 		for _, b := range s.Behaviours {
 			var steps []string

@@ -15,6 +15,7 @@ import (
 // page is everything the template prints; built from the files alone.
 type page struct {
 	Header          header
+	Answer          answerView
 	Claims          claimsView
 	Conditions      []conditionRow
 	ConditionsNote  string // instead of the table
@@ -75,6 +76,7 @@ func build(f *files) page {
 		Env:             buildEnv(f),
 		Tests:           buildTests(f.tests),
 	}
+	p.Answer = buildAnswer(f, p.Claims, p.Matrix.Overview)
 	for _, c := range f.conditions {
 		p.Conditions = append(p.Conditions, conditionRowOf(c))
 	}
@@ -121,15 +123,21 @@ type claimsView struct {
 	// shards ran on, and Mismatch how they differed.
 	Busy, Aborts, Resumed, Merged, Mismatch string
 	// Groups are the article claims, then the harness checks.
-	Groups  []claimGroup
-	Holds   int
-	Fails   int
-	NotEval int
+	Groups []claimGroup
+	Holds  int
+	// Fails counts the verdicts that failed or lack data, Expected those
+	// that failed as they were meant to (an example stack's), NotEval
+	// those not run in this series.
+	Fails    int
+	Expected int
+	NotEval  int
 }
 
+// claimGroup is one kind's verdicts: those evaluated in Rows, those not
+// run in this series apart (the page folds them away).
 type claimGroup struct {
 	Title, Intro string
-	Rows         []claimRow
+	Rows, NotRun []claimRow
 }
 
 type claimRow struct {
@@ -182,16 +190,19 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 	for _, c := range cs {
 		r := claimRow{ID: c.ID, Text: c.Text, Threshold: c.Threshold, Unit: c.Unit,
 			Needs: strings.Join(c.Needs, ", "), Note: c.Note, Measured: "–"}
-		switch c.Status {
-		case report.StatusNotRun:
+		switch {
+		case c.Status == report.StatusNotRun:
 			r.Verdict, r.Class = "not run", "skip"
 			v.NotEval++
-		case report.StatusMissing:
+		case c.Status == report.StatusMissing:
 			r.Verdict, r.Class = "missing data", "fail"
 			v.Fails++
-		case report.StatusHolds:
+		case c.Status == report.StatusHolds:
 			r.Verdict, r.Class, r.Measured = "holds", "pass", num(c.Measured)
 			v.Holds++
+		case c.AsExpected():
+			r.Verdict, r.Class, r.Measured = "fails, as this example is meant to", "expected", num(c.Measured)
+			v.Expected++
 		default:
 			r.Verdict, r.Class, r.Measured = "fails", "fail", num(c.Measured)
 			v.Fails++
@@ -201,10 +212,14 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 			g = &claimGroup{Title: "Kind " + c.Kind}
 			groups[c.Kind] = g
 		}
-		g.Rows = append(g.Rows, r)
+		if c.Status == report.StatusNotRun {
+			g.NotRun = append(g.NotRun, r)
+		} else {
+			g.Rows = append(g.Rows, r)
+		}
 	}
 	for _, k := range claimKinds {
-		if g := groups[k.kind]; len(g.Rows) > 0 {
+		if g := groups[k.kind]; len(g.Rows)+len(g.NotRun) > 0 {
 			v.Groups = append(v.Groups, *g)
 		}
 		delete(groups, k.kind)
