@@ -10,6 +10,7 @@ import (
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/readme"
 	"wsgilab/bench/internal/stack"
 )
 
@@ -31,6 +32,18 @@ func TestSmokeVersions(t *testing.T) {
 	assert.NotEmpty(t, v.Httptools, "httptools, which Uvicorn picks when it can import it")
 	t.Logf("image %s: python %s, gunicorn %s, nginx %s (%s), uwsgi %s, django %s, gevent %s, uvicorn %s (uvloop %s, httptools %s)",
 		lab.Image, v.Python, v.Gunicorn, v.Nginx, v.Packages["nginx"], v.UWSGI, v.Django, v.Gevent, v.Uvicorn, v.Uvloop, v.Httptools)
+	for _, pkg := range []string{"python3-flask", "python3-fastapi", "python3-django"} {
+		assert.NotEmpty(t, v.Packages[pkg], "%s, which an app directory can import", pkg)
+	}
+
+	// The stack-file reference lists what an app directory can import:
+	// the image's own Python packages (make docs PACKAGES_FROM=<a report
+	// directory of this image> regenerates the list).
+	want, err := readme.Packages(v.Packages)
+	require.NoError(t, err)
+	got, err := readme.PackagesDoc.Committed("..")
+	require.NoError(t, err)
+	assert.Equal(t, want, got, "fixtures/stacks/README.md's list of the image's Python packages is stale: run make docs PACKAGES_FROM=%s", lab.Settings.ReportDir)
 }
 
 // TestSmokeFast checks /fast on every path, and that NGINX accepts the

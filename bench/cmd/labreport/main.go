@@ -1,14 +1,17 @@
 // Command labreport re-renders report.html from an existing report
 // directory, with no new runs:
 //
-//	labreport [-dir reports/out] [-readme README.md]
+//	labreport [-dir reports/out]
+//	labreport -docs [-packages-from reports/out]
 //	labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...
 //
 // It reads only the directory's JSON files (reports/README.md) and writes
 // DIR/report.html atomically; on failure it prints the error and exits 1.
-// With -readme it instead rewrites that file's generated section ("which
-// setup protects against which slow client") from DIR/matrix.json, and
-// renders nothing.
+// With -docs it instead rewrites the documents' generated parts
+// (readme.Docs: the protection table, the matrix's picture, the make check
+// transcript) from their committed report files, run from the module
+// root (make docs); with -packages-from, also the stack-file reference's
+// list of the image's Python packages from that series' environment.json.
 //
 // With -merge it merges the report directories of a sharded series
 // (LAB_SHARD=i/N, one per shard) into the new or empty directory OUT,
@@ -25,6 +28,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"wsgilab/bench/internal/engine"
@@ -35,12 +39,13 @@ import (
 
 func main() {
 	dir := flag.String("dir", report.DefaultDir, "the report directory to render")
-	readmePath := flag.String("readme", "", "rewrite this README's generated protection section from DIR/matrix.json instead of rendering report.html")
+	docs := flag.Bool("docs", false, "rewrite the documents' generated parts from their committed report files (run from the module root) instead of rendering report.html")
+	packagesFrom := flag.String("packages-from", "", "with -docs: also rewrite fixtures/stacks/README.md's Python packages from this series' environment.json (a report directory)")
 	merge := flag.Bool("merge", false, "merge the shard report directories given as arguments into DIR (new or empty), judge the verdicts on the merged data and render it")
 	allow := flag.Bool("allow-mismatch", false, "with -merge: merge shards whose machines differ (CPU model, CPUs, kernel, cgroup version, CFS period, engine), recording each difference")
 	partial := flag.Bool("partial", false, "with -merge: exit 0 though conditions of the series' table were never started (the verdicts that read them are not run)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: labreport [-dir DIR] [-readme README.md]\n       labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...\n\nRenders DIR/%s from DIR's report files, or merges a sharded series into DIR.\n\n", htmlreport.FileName)
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: labreport [-dir DIR]\n       labreport -docs [-packages-from DIR]\n       labreport -merge [-allow-mismatch] -dir OUT SHARD_DIR...\n\nRenders DIR/%s from DIR's report files, or merges a sharded series into DIR.\n\n", htmlreport.FileName)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -51,43 +56,38 @@ func main() {
 		flag.Usage()
 		os.Exit(2)
 	}
-	out, err := filepath.Join(*dir, htmlreport.FileName), error(nil)
-	if *readmePath != "" {
-		out, err = *readmePath, rewriteReadme(*readmePath, *dir)
-	} else {
-		err = htmlreport.Write(*dir)
+	if *docs {
+		os.Exit(writeDocs(*packagesFrom))
 	}
-	if err != nil {
+	if *packagesFrom != "" {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if err := htmlreport.Write(*dir); err != nil {
 		fmt.Fprintln(os.Stderr, "labreport:", err)
 		os.Exit(1)
 	}
-	fmt.Println(out)
+	fmt.Println(filepath.Join(*dir, htmlreport.FileName))
 }
 
-// rewriteReadme splices the protection section of dir's matrix.json into
-// the file at path, through a temporary file renamed over it.
-func rewriteReadme(path, dir string) error {
-	m, err := readme.Load(filepath.Join(dir, readme.MatrixFile))
-	if err != nil {
-		return err
+// writeDocs rewrites every generated part of the documents, printing each.
+func writeDocs(packagesFrom string) int {
+	docs := slices.Clone(readme.Docs)
+	froms := make([]string, len(docs))
+	for i, d := range docs {
+		froms[i] = d.From
 	}
-	var b strings.Builder
-	if err := readme.Protection(m)(&b); err != nil {
-		return err
+	if packagesFrom != "" {
+		docs, froms = append(docs, readme.PackagesDoc), append(froms, packagesFrom)
 	}
-	doc, err := os.ReadFile(path)
-	if err != nil {
-		return err
+	for i, d := range docs {
+		if err := d.Write(".", froms[i]); err != nil {
+			fmt.Fprintln(os.Stderr, "labreport:", err)
+			return 1
+		}
+		fmt.Printf("%s %s <- %s\n", d.Path, d.Section, froms[i])
 	}
-	out, err := readme.Splice(string(doc), b.String())
-	if err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(out), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return 0
 }
 
 // runMerge merges shards into out, renders it and prints every verdict:

@@ -1,7 +1,6 @@
 package readme
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,29 +37,62 @@ func TestProtectionListsProtectedPaths(t *testing.T) {
 }
 
 func TestSplice(t *testing.T) {
-	doc := "a\n" + Begin + "\nold\n" + End + "\nb\n"
-	out, err := Splice(doc, "new\n")
+	doc := "a\n" + Begin("x") + "\nold\n" + End("x") + "\nb\n"
+	out, err := Splice(doc, "x", "new\n")
 	require.NoError(t, err)
-	assert.Equal(t, "a\n"+Begin+"\nnew\n"+End+"\nb\n", out)
-	sec, err := Section(out)
+	assert.Equal(t, "a\n"+Begin("x")+"\nnew\n"+End("x")+"\nb\n", out)
+	sec, err := Section(out, "x")
 	require.NoError(t, err)
 	assert.Equal(t, "new\n", sec)
-	_, err = Splice("no markers", "x")
+	_, err = Splice("no markers", "x", "x")
 	assert.ErrorContains(t, err, "markers")
+	_, err = Section(out, "y")
+	assert.ErrorContains(t, err, "markers", "another section's markers are not these")
 }
 
-// The README's section is what the committed matrix fixture (a real
-// series, fixtures/report) generates: regenerate it with
-// labreport -dir fixtures/report -readme README.md.
-func TestReadmeSectionIsGenerated(t *testing.T) {
+// Every generated part of the documents is what its committed report file
+// renders: the protection table and the matrix's picture from the fixture
+// series (a real one, fixtures/report), the make check transcript from a
+// real check's stacks.json. Regenerate them with make docs.
+func TestDocsAreGenerated(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
-	m, err := Load(filepath.Join(root, "fixtures", "report", MatrixFile))
+	for _, d := range Docs {
+		t.Run(d.Path+"#"+d.Section, func(t *testing.T) {
+			want, err := d.Render(root, d.From)
+			require.NoError(t, err)
+			got, err := d.Committed(root)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, "%s (%s) is stale: run make docs", d.Path, d.Section)
+		})
+	}
+}
+
+// The picture has every row, column and path of the matrix, and a cell's
+// label is its p95.
+func TestPicture(t *testing.T) {
+	m, err := Load(filepath.Join("..", "..", "..", "fixtures", "report", MatrixFile))
 	require.NoError(t, err)
 	var b strings.Builder
-	require.NoError(t, Protection(m)(&b))
-	doc, err := os.ReadFile(filepath.Join(root, "README.md"))
+	require.NoError(t, Picture(m)(&b))
+	svg := b.String()
+	for _, r := range m.Rows {
+		assert.True(t, strings.Contains(svg, ">"+r.ID+"<"), "row %s", r.ID)
+	}
+	for _, c := range m.Columns {
+		assert.True(t, strings.Contains(svg, ">"+c.ID+" ("), "column %s", c.ID)
+	}
+	assert.True(t, strings.Contains(svg, ">5,978<"), "sync x2 directly under slow readers: its p95")
+	assert.False(t, strings.Contains(svg, "@font-face"), "fonts are named, never embedded")
+	require.Error(t, Picture(&report.Matrix{})(&b))
+}
+
+// The packages table lists python3 and its packages with their versions,
+// nothing else.
+func TestPackages(t *testing.T) {
+	got, err := Packages(map[string]string{"python3": "3.11.2-1+b1", "python3-flask": "2.2.2-3", "nginx": "1.22.1-9"})
 	require.NoError(t, err)
-	sec, err := Section(string(doc))
-	require.NoError(t, err)
-	assert.Equal(t, b.String(), sec, "README.md's protection section is stale: run labreport -dir fixtures/report -readme README.md")
+	assert.Contains(t, got, "| `python3-flask` | 2.2.2-3 |")
+	assert.NotContains(t, got, "nginx")
+	_, err = Packages(map[string]string{"nginx": "1"})
+	assert.Error(t, err)
 }
