@@ -85,7 +85,7 @@ func TestBrowser(t *testing.T) {
 
 const (
 	shotWidth     = 1400
-	shotMaxHeight = 24000
+	shotMaxHeight = 32000
 )
 
 // trimScreenshot cuts the blank rows below the page, and fails the test
