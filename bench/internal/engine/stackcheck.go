@@ -92,7 +92,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	case stackfile.ProxyCustom:
 		b, err := f.ReadConfig()
 		if err != nil {
-			return StackCheck{}, fmt.Errorf("stack file: proxy.config: %w", err)
+			return StackCheck{}, fmt.Errorf("stack file %s: proxy.config %q: want the file as it was checked: %w", f.Name, f.Proxy.Config, err)
 		}
 		c := nginxconf.New()
 		c.Custom = string(b)

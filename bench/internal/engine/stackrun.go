@@ -196,12 +196,11 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...StackOption) (rep
 	if f.App != nil {
 		tree, err := f.OpenApp()
 		if err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: app.dir: %w", f.Name, err)
+			return report.Stack{}, fmt.Errorf("stack file %s: app.dir %q: want the directory as it was checked: %w", f.Name, f.App.Dir, err)
 		}
-		defer tree.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
 		defer cancel()
-		if app, err = image.EnsureApp(ctx, eng, l.Image, tree.FS(), stackfile.AppRoot); err != nil {
+		if app, err = image.EnsureApp(ctx, eng, l.Image, tree.Files(), stackfile.AppRoot); err != nil {
 			return report.Stack{}, err
 		}
 		sc = sc.WithImage(app.Ref)

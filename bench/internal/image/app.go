@@ -24,16 +24,23 @@ COPY app/ %s/
 `
 
 // EnsureApp finds or builds, through the Docker API, an image FROM from
-// with the files of app under root, named AppRepository:<hash of the
-// recipe and the files>: one already built is reused. app is copied as it
-// is (a stack file's app directory comes checked and filtered: stackfile's
-// Tree). No registry is asked: from must be on the engine.
-func EnsureApp(ctx context.Context, eng Engine, from string, app fs.FS, root string) (report.Image, error) {
+// with the files of app (each path, slash separated, to its bytes) under
+// root, named AppRepository:<hash of the recipe and the files>: one
+// already built is reused. app is copied as it is: a stack file's app
+// directory comes checked and read (stackfile.Tree.Files). No registry is
+// asked: from must be on the engine.
+func EnsureApp(ctx context.Context, eng Engine, from string, app map[string][]byte, root string) (report.Image, error) {
 	start := time.Now()
 	df := fmt.Sprintf(appDockerfile, from, root)
+	names := slices.Sorted(maps.Keys(app))
 	tag, err := shortHash(
 		func(w io.Writer) error { _, err := io.WriteString(w, df); return err },
-		func(w io.Writer) error { return hashFS(w, app) },
+		func(w io.Writer) error {
+			for _, n := range names {
+				hashEntry(w, n, app[n])
+			}
+			return nil
+		},
 	)
 	if err != nil {
 		return report.Image{}, fmt.Errorf("image: hash app directory: %w", err)
@@ -44,7 +51,14 @@ func EnsureApp(ctx context.Context, eng Engine, from string, app fs.FS, root str
 	} else if !errors.Is(err, dc.ErrNoSuchImage) {
 		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
-	buildCtx, err := tarContext(df, func(add addFunc) error { return addFS(add, app, "app/") })
+	buildCtx, err := tarContext(df, func(add addFunc) error {
+		for _, n := range names {
+			if err := add("app/"+n, 0o644, app[n]); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		return report.Image{}, err
 	}

@@ -54,9 +54,9 @@ func (f *fakeEngine) BuildImage(o dc.BuildImageOptions) error {
 // An app directory's image holds exactly the files it is given (a stack
 // file's Tree filters and checks them), and is found again by its hash.
 func TestEnsureApp(t *testing.T) {
-	app := fstest.MapFS{
-		"shop.py":         {Data: []byte("app = None\n")},
-		"pkg/__init__.py": {Data: []byte("")},
+	app := map[string][]byte{
+		"shop.py":         []byte("app = None\n"),
+		"pkg/__init__.py": nil,
 	}
 	eng := &fakeEngine{images: map[string]bool{}}
 	img, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app")
@@ -72,7 +72,7 @@ func TestEnsureApp(t *testing.T) {
 	assert.False(t, again.Built, "found by its hash")
 	assert.Equal(t, 1, eng.builds)
 
-	app["shop.py"] = &fstest.MapFile{Data: []byte("app = 1\n")}
+	app["shop.py"] = []byte("app = 1\n")
 	changed, err := EnsureApp(context.Background(), eng, "wsgilab:1", app, "/srv/app")
 	require.NoError(t, err)
 	assert.NotEqual(t, img.Ref, changed.Ref, "a changed file is a new image")

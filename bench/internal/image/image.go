@@ -70,10 +70,15 @@ func hashFS(h io.Writer, fsys fs.FS) error {
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(h, "%s\x00%d\x00", n, len(b))
-		h.Write(b)
+		hashEntry(h, n, b)
 	}
 	return nil
+}
+
+// hashEntry hashes one file, its name and length first.
+func hashEntry(h io.Writer, name string, b []byte) {
+	fmt.Fprintf(h, "%s\x00%d\x00", name, len(b))
+	h.Write(b)
 }
 
 func shortHash(parts ...func(io.Writer) error) (string, error) {
@@ -99,8 +104,9 @@ func BaseRef() (string, error) {
 // is the host's own apt sources (a Debian host); a host that is not Debian
 // (a stock CI runner) names a mirror, and bookworm-security comes from
 // Security, DefaultSecurity when empty. The image's tag is the recipe's
-// hash either way: the same recipe, from another mirror of the same
-// archive, installs the same packages.
+// hash either way: the same recipe from another mirror of the same
+// archive installs the same packages, at the versions the archive holds
+// at the time of the build.
 type Apt struct {
 	Mirror, Security string
 }

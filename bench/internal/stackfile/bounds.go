@@ -19,22 +19,23 @@ const (
 	DefaultAppMemoryMiB = 128
 	AppPidsLimit        = 256
 	// BootMiB and ProcessMiB are the least a server takes to boot: an
-	// interpreter with its server and the smallest app (BootMiB), and
-	// each process forked beside it (ProcessMiB). Measured in the lab's
-	// image (cgroup v1 memory.usage_in_bytes, 2026-12-02): Gunicorn with
-	// one sync worker of fixtures/stacks/shop 35.1 MiB, 8 workers 56.3
-	// MiB (3.0 MiB a worker). A real app takes more (Django or FastAPI
-	// about 22 MiB a process), so a count within these bounds may still
-	// not boot; the container's limit then stops it, and the check says
-	// so (an OOM kill, or a pod that never got ready). A count beyond
-	// them boots on no app.
+	// interpreter with its server, a master and one worker of the
+	// smallest app (BootMiB), and each worker beyond (ProcessMiB).
+	// Measured in the lab's image (cgroup v1 memory.usage_in_bytes,
+	// 2026-12-02): Gunicorn with one sync worker of fixtures/stacks/shop
+	// 35.1 MiB, with 8 workers 56.3 MiB (3.0 MiB a worker). A real app
+	// takes more (Django or FastAPI about 22 MiB a process), so a count
+	// within these bounds may still not boot; the container's limit then
+	// stops it, and the check says so (an OOM kill, or a pod that never
+	// got ready). A count beyond them boots on no app.
 	BootMiB    = 36
 	ProcessMiB = 3
-	// pidsReserve is left for a master's helpers and a docker exec's runc
-	// threads (an exec peaks at 10 pids); pidsPerProcess is a process's
-	// least: its main thread and one more (a heartbeat, a loop's).
+	// pidsReserve is left for a master, its helpers and a docker exec's
+	// runc threads (an exec peaks at 10 pids); pidsPerProcess is a
+	// worker's least: its main thread and one more (a heartbeat, a
+	// loop's), which a thread pool's threads come on top of.
 	pidsReserve    = 16
-	pidsPerProcess = 3
+	pidsPerProcess = 2
 	// MaxAsyncCores bounds async cores and connection limits per process
 	// (uWSGI --async and --gevent, Gunicorn --worker-connections,
 	// Uvicorn --limit-concurrency).
@@ -88,8 +89,8 @@ func isServerEnv(k string) bool {
 // pids limit.
 func Counts(memMiB, n int) (maxProcesses, maxThreads int) {
 	pids := AppPidsLimit - pidsReserve
-	maxProcesses = max(min((memMiB-BootMiB)/ProcessMiB, pids/pidsPerProcess), 1)
-	maxThreads = max(pids/max(n, 1)-2, 1)
+	maxProcesses = max(min((memMiB-BootMiB)/ProcessMiB+1, pids/pidsPerProcess), 1)
+	maxThreads = max(pids/max(n, 1)-pidsPerProcess, 1)
 	return maxProcesses, maxThreads
 }
 
@@ -112,8 +113,8 @@ func validCounts(field string, cmd []string, memMiB int, bad func(string, any, s
 			if !ok {
 				continue
 			}
-			lo, hi, why := 1, maxProcs, fmt.Sprintf("processes: %d MiB of memory and %d pids boot at most %d, at %d MiB and %d pids each beyond the first's %d MiB",
-				memMiB, AppPidsLimit, maxProcs, ProcessMiB, pidsPerProcess, BootMiB)
+			lo, hi, why := 1, maxProcs, fmt.Sprintf("processes: %d MiB of memory and %d pids boot at most %d, the first in %d MiB with its master, each more in %d MiB and %d pids",
+				memMiB, AppPidsLimit, maxProcs, BootMiB, ProcessMiB, pidsPerProcess)
 			switch cf.what {
 			case countThreads:
 				hi, why = maxThreads, fmt.Sprintf("threads per process: %d process(es) within the app's limit of %d pids", procs, AppPidsLimit)

@@ -12,7 +12,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
@@ -168,7 +167,7 @@ func (r Requires) P95Ms() float64 {
 // Load reads, decodes and validates the stack file at path; every
 // problem is named, all at once.
 func Load(path string) (File, error) {
-	b, err := os.ReadFile(path)
+	b, err := readFileAt(path)
 	if err != nil {
 		return File{}, fmt.Errorf("stack file: %w", err)
 	}

@@ -134,11 +134,12 @@ func TestServerCountsBounded(t *testing.T) {
 		want   string // "" is valid
 	}{
 		{[]string{"gunicorn", "--workers", "2"}, 128, ""},
-		{[]string{"gunicorn", "--workers", "30"}, 128, ""},
-		{[]string{"gunicorn", "--workers", "31"}, 128, `app.server "--workers 31": want a whole number from 1 to 30 (processes: 128 MiB of memory and 256 pids boot at most 30, at 3 MiB and 3 pids each beyond the first's 36 MiB)`},
-		{[]string{"gunicorn", "--workers", "2"}, 32, `app.server "--workers 2": want a whole number from 1 to 1`},
-		{[]string{"gunicorn", "--workers", "1000000"}, 4096, `app.server "--workers 1000000": want a whole number from 1 to 80`},
-		{[]string{"gunicorn", "-w0"}, 128, `app.server "-w 0": want a whole number from 1 to 30`},
+		{[]string{"gunicorn", "--workers", "31"}, 128, ""},
+		{[]string{"gunicorn", "--workers", "32"}, 128, `app.server "--workers 32": want a whole number from 1 to 31 (processes: 128 MiB of memory and 256 pids boot at most 31, the first in 36 MiB with its master, each more in 3 MiB and 2 pids)`},
+		{[]string{"gunicorn", "--workers", "2"}, 36, `app.server "--workers 2": want a whole number from 1 to 1`},
+		{[]string{"gunicorn", "--workers", "2"}, 39, ""},
+		{[]string{"gunicorn", "--workers", "1000000"}, 4096, `app.server "--workers 1000000": want a whole number from 1 to 120`},
+		{[]string{"gunicorn", "-w0"}, 128, `app.server "-w 0": want a whole number from 1 to 31`},
 		{[]string{"gunicorn", "--workers=two"}, 128, `app.server "--workers two"`},
 		{[]string{"gunicorn", "--threads", "-4"}, 128, `app.server "--threads -4": want a whole number from 1 to 238 (threads per process: 1 process(es) within the app's limit of 256 pids)`},
 		{[]string{"gunicorn", "--workers", "2", "--threads", "118"}, 128, ""},

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // A stack file and its directory may come from a pull request: they are
@@ -16,34 +18,37 @@ import (
 // under it is read through an os.Root, which no "..", absolute path or
 // symbolic link leaves. An app directory holds only files, directories
 // and links to files inside it, is bounded in files and bytes, and is
-// copied into its image as exactly what was checked.
+// copied into its image as exactly the bytes that were checked.
 
 // Bounds of what a stack directory may hold.
 const (
 	// MaxAppFiles and MaxAppBytes bound an app directory as it is copied
-	// into its image (dot files and __pycache__ left out).
+	// into its image (dot files and __pycache__ left out): its files and
+	// directories, and its files' bytes.
 	MaxAppFiles = 2000
 	MaxAppBytes = 32 << 20
-	// MaxConfigBytes bounds proxy.config.
+	// MaxConfigBytes bounds proxy.config, MaxFileBytes the stack file.
 	MaxConfigBytes = 256 << 10
+	MaxFileBytes   = 64 << 10
 )
 
-// Tree is an app directory opened for copying into an image: its files
-// and bytes as counted when it was checked, and an fs.FS that reads them
-// through the same os.Root.
+// Tree is an app directory as its image gets it: every file's bytes, read
+// once through an os.Root when the directory was checked, so the copy is
+// exactly what was checked, whatever changes in the directory afterwards.
 type Tree struct {
-	root  *os.Root
-	Files int
-	Bytes int64
+	// files maps each file's slash-separated path to its bytes.
+	files map[string][]byte
+	// Entries counts its files and directories, Bytes its files' bytes.
+	Entries int
+	Bytes   int64
 }
 
-// OpenApp opens f's app directory, checked: see Tree. The caller closes
-// it.
+// OpenApp reads f's app directory, checked: see Tree.
 func (f File) OpenApp() (*Tree, error) {
 	if f.App == nil {
 		return nil, errors.New("stack file: no app directory (image is set)")
 	}
-	return openTree(f.Dir, f.App.Dir)
+	return readTree(f.Dir, f.App.Dir)
 }
 
 // ReadConfig is the proxy.config file of f, read inside f's directory.
@@ -64,7 +69,7 @@ func inside(rel string) error {
 	return nil
 }
 
-func openTree(dir, rel string) (*Tree, error) {
+func readTree(dir, rel string) (*Tree, error) {
 	if err := inside(rel); err != nil {
 		return nil, err
 	}
@@ -77,66 +82,85 @@ func openTree(dir, rel string) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", errNoDir, plainErr(err))
 	}
-	t := &Tree{root: r}
-	if err := t.scan(); err != nil {
-		r.Close()
+	defer r.Close()
+	t := &Tree{files: map[string][]byte{}}
+	if err := t.read(r); err != nil {
 		return nil, err
 	}
 	return t, nil
 }
 
-// scan counts what the tree copies and refuses what it must not.
-func (t *Tree) scan() error {
-	return fs.WalkDir(t.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+// read walks r, refusing what a tree must not hold and keeping every
+// file's bytes within the bounds.
+func (t *Tree) read(r *os.Root) error {
+	return fs.WalkDir(copied{r.FS()}, ".", func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return plainErr(err)
 		}
-		var size int64
-		switch typ := d.Type(); {
+		if p == "." {
+			return nil
+		}
+		if t.Entries++; t.Entries > MaxAppFiles {
+			return fmt.Errorf("more than %d files and directories", MaxAppFiles)
+		}
+		typ := d.Type()
+		switch {
 		case typ.IsDir():
 			return nil
-		case typ&fs.ModeSymlink != 0:
-			st, err := t.root.Stat(p) // follows a link inside the root only
-			if err != nil {
-				return fmt.Errorf("%s is a link that leaves the directory, or leads nowhere", p)
-			}
-			if !st.Mode().IsRegular() {
-				return fmt.Errorf("%s is a link to %s, not to a file", p, kind(st.Mode()))
-			}
-			size = st.Size()
-		case typ.IsRegular():
-			st, err := d.Info()
-			if err != nil {
-				return err
-			}
-			size = st.Size()
-		default:
+		case typ&fs.ModeSymlink == 0 && !typ.IsRegular():
 			return fmt.Errorf("%s is %s", p, kind(typ))
 		}
-		t.Files++
-		t.Bytes += size
-		if t.Files > MaxAppFiles {
-			return fmt.Errorf("more than %d files", MaxAppFiles)
+		b, err := readFile(r, p, MaxAppBytes-t.Bytes, typ&fs.ModeSymlink != 0)
+		if err != nil {
+			return err
 		}
-		if t.Bytes > MaxAppBytes {
-			return fmt.Errorf("more than %d MiB", MaxAppBytes>>20)
-		}
+		t.Bytes += int64(len(b))
+		t.files[p] = b
 		return nil
 	})
 }
 
-// FS is the tree as its image gets it: dot files and __pycache__ left
-// out, every name opened through the tree's os.Root.
-func (t *Tree) FS() fs.FS { return copied{t.root.FS()} }
+// readFile reads the regular file p in r (a link to one, when link),
+// following a link only inside r and never blocking on a pipe put in its
+// place, at most max bytes.
+func readFile(r *os.Root, p string, max int64, link bool) ([]byte, error) {
+	fh, err := r.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	switch {
+	case err != nil && link:
+		return nil, fmt.Errorf("%s is a link that leaves the directory, or leads nowhere", p)
+	case err != nil:
+		return nil, plainErr(err)
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case !st.Mode().IsRegular() && link:
+		return nil, fmt.Errorf("%s is a link to %s, not to a file", p, kind(st.Mode()))
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s is %s, not a file", p, kind(st.Mode()))
+	}
+	b, err := io.ReadAll(io.LimitReader(fh, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("more than %d MiB", MaxAppBytes>>20)
+	}
+	return b, nil
+}
+
+// Files is the tree as its image gets it: each file's path (slash
+// separated, relative to app.dir) and the bytes read when it was checked.
+func (t *Tree) Files() map[string][]byte { return maps.Clone(t.files) }
 
 // Has is whether the tree holds the file name (its module).
 func (t *Tree) Has(name string) bool {
-	st, err := t.root.Stat(name)
-	return err == nil && st.Mode().IsRegular()
+	_, ok := t.files[name]
+	return ok
 }
-
-// Close closes the tree's root.
-func (t *Tree) Close() error { return t.root.Close() }
 
 // copied hides dot files and __pycache__ from fs.WalkDir.
 type copied struct{ fs.FS }
@@ -162,20 +186,31 @@ func readInside(dir, rel string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
-	fh, err := r.Open(rel)
-	if err != nil {
-		return nil, plainErr(err)
-	}
-	defer fh.Close()
-	if st, err := fh.Stat(); err != nil || !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a file", rel)
-	}
-	b, err := io.ReadAll(io.LimitReader(fh, max+1))
+	return readFile(r, rel, max, true)
+}
+
+// readFileAt reads the stack file at path itself: a regular file, not a
+// link (whose target could be anything on the machine), at most
+// MaxFileBytes.
+func readFileAt(path string) ([]byte, error) {
+	st, err := os.Lstat(path)
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(b)) > max {
-		return nil, fmt.Errorf("%s is over %d KiB", rel, max>>10)
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is %s: want the stack file itself, a regular file (a stack file is untrusted input)", path, kind(st.Mode()))
+	}
+	fh, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("%s is over %d KiB: want a stack file, a few lines of YAML", path, MaxFileBytes>>10)
 	}
 	return b, nil
 }
@@ -185,6 +220,8 @@ func kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a directory"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a named pipe"
 	case m&fs.ModeSocket != 0:

@@ -1,9 +1,10 @@
 package stackfile
 
 import (
-	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -45,7 +46,7 @@ func TestTreeRefusals(t *testing.T) {
 	}{
 		{"link to a file outside", func(dir, secret string) {
 			require.NoError(t, os.Symlink(secret, filepath.Join(dir, "src", "config.txt")))
-		}, `app.dir "src": want only files, directories and links to files inside it, at most 2000 files and 32 MiB (a stack directory is untrusted input): config.txt is a link that leaves the directory`},
+		}, `app.dir "src": want only files, directories and links to files inside it, at most 2000 files and directories and 32 MiB (a stack directory is untrusted input): config.txt is a link that leaves the directory`},
 		{"relative link out", func(dir, secret string) {
 			require.NoError(t, os.Symlink("../../secret.txt", filepath.Join(dir, "src", "config.txt")))
 		}, "config.txt is a link that leaves the directory"},
@@ -60,7 +61,7 @@ func TestTreeRefusals(t *testing.T) {
 			for i := range MaxAppFiles {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "src", "f"+strconv.Itoa(i)), nil, 0o644))
 			}
-		}, "more than 2000 files"},
+		}, "more than 2000 files and directories"},
 		{"too many bytes", func(dir, _ string) {
 			f, err := os.Create(filepath.Join(dir, "src", "big.bin"))
 			require.NoError(t, err)
@@ -83,8 +84,8 @@ func TestTreeRefusals(t *testing.T) {
 }
 
 // What an app directory's image gets: its files, a link to a file inside
-// it as that file, no dot file and no bytecode; nothing it reads can leave
-// the directory, even a link swapped in after the check.
+// it as that file, no dot file and no bytecode, read once when it was
+// checked: a link swapped in afterwards changes nothing of the copy.
 func TestTreeCopiesOnlyWhatWasChecked(t *testing.T) {
 	dir, secret := stackDir(t, func(dir, _ string) {
 		src := filepath.Join(dir, "src")
@@ -98,25 +99,50 @@ func TestTreeCopiesOnlyWhatWasChecked(t *testing.T) {
 	require.NoError(t, err)
 	tree, err := f.OpenApp()
 	require.NoError(t, err)
-	defer tree.Close()
-	assert.Equal(t, 3, tree.Files)
-	var names []string
-	require.NoError(t, fs.WalkDir(tree.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() {
-			names = append(names, p)
-		}
-		return err
-	}))
-	assert.ElementsMatch(t, []string{"alias.py", "pkg/__init__.py", "shop.py"}, names)
-	b, err := fs.ReadFile(tree.FS(), "alias.py")
-	require.NoError(t, err)
-	assert.Equal(t, "app = None\n", string(b))
+	assert.Equal(t, 4, tree.Entries, "alias.py, pkg, pkg/__init__.py, shop.py")
+	files := tree.Files()
+	assert.ElementsMatch(t, []string{"alias.py", "pkg/__init__.py", "shop.py"}, slices.Collect(maps.Keys(files)))
 
-	// Swapped after the check: the copy's read fails, it never follows.
+	// Swapped for a link out after the check: the copy holds the bytes
+	// that were checked.
 	require.NoError(t, os.Remove(filepath.Join(dir, "src", "alias.py")))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "src", "alias.py")))
-	_, err = fs.ReadFile(tree.FS(), "alias.py")
+	assert.Equal(t, "app = None\n", string(tree.Files()["alias.py"]))
+	_, err = f.OpenApp()
+	require.Error(t, err, "a new read refuses the link")
+}
+
+// A pipe put where a file was is refused, not read: reading one would
+// block the check for ever.
+func TestTreeNeverBlocksOnAPipe(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "shop.py"), 0o644))
+	r, err := os.OpenRoot(dir)
+	require.NoError(t, err)
+	defer r.Close()
+	_, err = readFile(r, "shop.py", MaxAppBytes, false)
 	require.Error(t, err)
+	assert.Contains(t, err.Error(), "shop.py is a named pipe, not a file")
+}
+
+// The stack file itself is read only as a regular file: a link, whose
+// target could be any file of the machine, or a device, is refused
+// without reading it.
+func TestStackFileItself(t *testing.T) {
+	dir, secret := stackDir(t, nil)
+	link := filepath.Join(dir, "link.yaml")
+	require.NoError(t, os.Symlink(secret, link))
+	_, err := Load(link)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "is a symbolic link: want the stack file itself, a regular file")
+	assert.NotContains(t, err.Error(), "not-for-the-image")
+	_, err = Load("/dev/zero")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "/dev/zero is a device")
+	big := filepath.Join(dir, "big.yaml")
+	require.NoError(t, os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644))
+	_, err = Load(big)
+	assert.ErrorContains(t, err, "is over 64 KiB")
 }
 
 // proxy.config is read inside the directory too.

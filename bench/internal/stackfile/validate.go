@@ -31,6 +31,13 @@ const (
 // Programs are the servers an app directory can run under.
 var Programs = []string{"gunicorn", "uwsgi", "uvicorn"}
 
+// configFlags load a server's settings from a file, where the lab reads
+// them from the command only (its capacity, its bounds).
+var configFlags = map[string][]string{
+	"gunicorn": {"-c", "--config"},
+	"uwsgi":    {"--ini", "--xml", "--yaml", "--yml", "--json", "--sqlite3", "--include", "--inherit", "--set"},
+}
+
 // bindFlags are the flags the lab sets itself, per program.
 var bindFlags = map[string][]string{
 	"gunicorn": {"-b", "--bind", "--chdir", "--daemon", "-D"},
@@ -99,25 +106,22 @@ func (f File) Validate() error {
 }
 
 func (a *App) validate(dir string, memMiB int, bad func(string, any, string)) {
-	tree, err := openTree(dir, a.Dir)
+	tree, err := readTree(dir, a.Dir)
 	switch {
 	case inside(a.Dir) != nil:
 		bad("app.dir", a.Dir, "a directory inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
 	case errors.Is(err, errNoDir):
 		bad("app.dir", a.Dir, "a directory that exists inside the stack file's directory")
 	case err != nil:
-		bad("app.dir", a.Dir, fmt.Sprintf("only files, directories and links to files inside it, at most %d files and %d MiB (a stack directory is untrusted input): %v",
+		bad("app.dir", a.Dir, fmt.Sprintf("only files, directories and links to files inside it, at most %d files and directories and %d MiB (a stack directory is untrusted input): %v",
 			MaxAppFiles, MaxAppBytes>>20, err))
-	}
-	if tree != nil {
-		defer tree.Close()
 	}
 	if !moduleRe.MatchString(a.Module) {
 		bad("app.module", a.Module, `an import path "package.module:callable", e.g. "shop.wsgi:application"`)
 	} else if tree != nil {
 		mod := strings.ReplaceAll(strings.SplitN(a.Module, ":", 2)[0], ".", "/")
 		if !tree.Has(mod+".py") && !tree.Has(mod+"/__init__.py") {
-			bad("app.module", a.Module, fmt.Sprintf("a module in app.dir (%s.py or %s/__init__.py not found)", mod, mod))
+			bad("app.module", a.Module, fmt.Sprintf("a module in app.dir (%s.py or %s/__init__.py not found among the files it copies: dot files and __pycache__ are left out)", mod, mod))
 		}
 	}
 	iface := a.iface()
@@ -136,6 +140,9 @@ func (a *App) validate(dir string, memMiB int, bad func(string, any, string)) {
 			flag, _, _ := strings.Cut(arg, "=")
 			if slices.Contains(bindFlags[prog], flag) {
 				bad("app.server", arg, fmt.Sprintf("no %s: the lab binds %s to the pod's address and names the app from app.module", flag, prog))
+			}
+			if slices.Contains(configFlags[prog], flag) {
+				bad("app.server", arg, fmt.Sprintf("no %s: the lab reads the server's settings from app.server, where they are bounded; a settings file's would not be", flag))
 			}
 		}
 		validCounts("app.server", a.Server, memMiB, bad)
