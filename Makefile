@@ -21,7 +21,7 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 test: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	trap 'exit 130' INT TERM; status=0; $(GO) tool gotestsum --format testname \
+	trap 'exit 130' INT; trap 'exit 143' TERM; status=0; $(GO) tool gotestsum --format testname \
 	  --junitfile $(LAB_REPORT_DIR)/junit.xml --jsonfile $(LAB_REPORT_DIR)/test.json \
 	  -- -count=1 -p 1 -timeout 85m ./... || status=$$?; \
 	$(GO) run ./bench/cmd/labreport -dir $(LAB_REPORT_DIR) || status=1; \
@@ -38,7 +38,7 @@ test: deps settings
 FRESH ?=
 repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	trap 'exit 130' INT TERM; status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
+	trap 'exit 130' INT; trap 'exit 143' TERM; status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 6h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 
@@ -47,13 +47,14 @@ repro: deps settings
 ## before anything is installed or started; then only what the check needs
 ## (deps-run: no Chromium), then labcheck: one subtest per
 ## requirement (TestStack), its verdict and advice printed; JUnit, go test
-## -json, stacks.json and report.html in $(LAB_REPORT_DIR). make exits 2 on
-## any failure; labcheck itself exits 1 for a failed stack, 2 for undecided
+## -json, stacks.json and report.html in $(LAB_REPORT_DIR)/check, which each
+## check starts afresh. make exits 2 on any failure; labcheck itself exits 1
+## for a failed stack, 2 for undecided
 check:
 	@[ -n "$(STACK)" ] || { echo "make check: want STACK=path/stack.yaml (fixtures/stacks/README.md shows the form)" >&2; exit 2; }
 	@LAB_STACK='$(abspath $(STACK))' $(GO) run ./bench/cmd/labsettings
 	@$(MAKE) --no-print-directory deps-run
-	$(GO) run ./bench/cmd/labcheck -stack '$(abspath $(STACK))' -dir $(LAB_REPORT_DIR)
+	$(GO) run ./bench/cmd/labcheck -stack '$(abspath $(STACK))'
 
 ## settings: check every LAB_* setting before anything is written
 settings:
@@ -130,7 +131,7 @@ N ?= 5
 SOAK_DIR ?= $(CURDIR)/reports/soak
 soak: deps settings
 	rm -rf $(SOAK_DIR) && mkdir -p $(SOAK_DIR)
-	status=0; for i in $$(seq $(N)); do \
+	trap 'exit 130' INT; trap 'exit 143' TERM; status=0; for i in $$(seq $(N)); do \
 	  echo "soak: series $$i of $(N) -> $(SOAK_DIR)/$$i"; \
 	  LAB_QUIET=1 LAB_REPORT_DIR=$(SOAK_DIR)/$$i $(GO) test ./bench -count=1 -timeout 85m > $(SOAK_DIR)/$$i.log 2>&1 \
 	    || { echo "soak: series $$i failed (see $(SOAK_DIR)/$$i.log)"; status=1; }; \

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/verdict"
 )
 
 // job is the whole go test of this package (make test, make repro): its
@@ -35,7 +36,7 @@ var jobTests = []struct {
 	// whole. A test whose each is 0 is never timed (a helper the others
 	// run as a child, a unit test).
 	table func(engine.Plan) ([]engine.Condition, func(engine.Condition) int)
-	count func(engine.RunFilter) (int, string)
+	count func(f engine.RunFilter, kept map[string]bool) (units, done int, unit string)
 	each  time.Duration
 	// full, when set, is a unit's time under the full profile, where it
 	// differs from each (article B at the article's -n).
@@ -52,7 +53,7 @@ var jobTests = []struct {
 	{"TestCrossCheckCatchesSlowGenerator", nil, nil, 27 * time.Second, 0},
 	{"TestHardening", nil, nil, 3 * time.Second, 0},
 	{"TestOOMKillIsReported", nil, nil, 10 * time.Second, 0},
-	{"TestImageWithoutHostSources", nil, nil, 60 * time.Second, 0},
+	{"TestImageWithoutHostSources", nil, nil, 35 * time.Second, 0},
 	{"TestJobTestsInOrder", nil, nil, 0, 0},
 	{"TestKubePod", nil, nil, 12 * time.Second, 0},
 	{"TestLeakHelper", nil, nil, 0, 0},
@@ -78,30 +79,41 @@ var jobTests = []struct {
 	}, nil, 10900 * time.Millisecond, 0},
 }
 
-// rowsB counts article B's rows: one per cell and generator.
-func rowsB(engine.RunFilter) (int, string) {
+// rowsB counts article B's rows the filter runs, one per cell and
+// generator, and those of the cells the journal holds.
+func rowsB(f engine.RunFilter, kept map[string]bool) (units, done int, unit string) {
 	if !lab.Settings.Shard.Whole() {
-		return 0, "rows"
+		return 0, 0, "rows"
 	}
-	return len(engine.ServersB) * len(engine.BlockingMs) * len(engine.GeneratorsB), "rows"
+	for _, srv := range engine.ServersB {
+		for _, block := range engine.BlockingMs {
+			cell := verdict.Cell(srv.ID, block)
+			if f.Runs("TestArticleB", cell) {
+				units += len(engine.GeneratorsB)
+				if kept[engine.UnitB(cell)] {
+					done += len(engine.GeneratorsB)
+				}
+			}
+		}
+	}
+	return units, done, "rows"
 }
 
 // stackChecks counts the stack checks TestStack makes: LAB_STACK's, or
 // the examples the profile and the filter run.
-func stackChecks(f engine.RunFilter) (int, string) {
+func stackChecks(f engine.RunFilter, _ map[string]bool) (units, done int, unit string) {
 	switch {
 	case !lab.Settings.Shard.Whole():
-		return 0, "checks"
+		return 0, 0, "checks"
 	case lab.Settings.Stack != nil:
-		return 1, "checks"
+		return 1, 0, "checks"
 	}
-	n := 0
 	for _, ex := range exampleStacks {
-		if (!ex.full || lab.Settings.Profile == "full") && f.Matches(1, ex.id) {
-			n++
+		if (!ex.full || lab.Settings.Profile == "full") && f.Runs("TestStack", ex.id) {
+			units++
 		}
 	}
-	return n, "checks"
+	return units, 0, "checks"
 }
 
 // newJob is the job that this process's settings and -run filter make;
@@ -114,7 +126,7 @@ func newJob(filter engine.RunFilter, kept []string) *engine.Job {
 	plan := lab.Settings.Plan()
 	var parts []engine.JobPart
 	for _, jt := range jobTests {
-		if !filter.Matches(0, jt.test) || jt.each == 0 {
+		if !filter.Runs(jt.test) || jt.each == 0 {
 			continue
 		}
 		p := engine.JobPart{Test: jt.test, Units: 1, Unit: engine.UnitTest, Each: jt.each}
@@ -126,7 +138,7 @@ func newJob(filter engine.RunFilter, kept []string) *engine.Job {
 			p.Units, p.Unit = 0, "runs"
 			conds, runs := jt.table(plan)
 			for _, c := range conds {
-				for k := 1; filter.Matches(1, c.ID) && k <= runs(c); k++ {
+				for k := 1; filter.Runs(jt.test, c.ID) && k <= runs(c); k++ {
 					p.Units++
 					if isKept[engine.UnitA(c, k)] {
 						p.Kept++
@@ -134,14 +146,7 @@ func newJob(filter engine.RunFilter, kept []string) *engine.Job {
 				}
 			}
 		case jt.count != nil:
-			p.Units, p.Unit = jt.count(filter)
-			if p.Test == "TestArticleB" {
-				for _, k := range kept {
-					if strings.HasPrefix(k, "b/") {
-						p.Kept += len(engine.GeneratorsB)
-					}
-				}
-			}
+			p.Units, p.Kept, p.Unit = jt.count(filter, isKept)
 		}
 		if p.Units > 0 {
 			parts = append(parts, p)

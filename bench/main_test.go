@@ -11,9 +11,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -50,7 +50,6 @@ func TestMain(m *testing.M) {
 		stop := lab.Session.Guard(testTimeout(), os.Stderr)
 		job.Start()
 		code = m.Run()
-		job.Finish()
 		lab.DiscardAhead()
 		stop()
 		if lab.Safety != nil {
@@ -95,7 +94,7 @@ func setUp() (int, error) {
 	}
 	lab.Settings = settings
 	lab.Reports = engine.NewReports(settings.ReportDir, &env)
-	filter, err := engine.ParseRunFilter(flagValue("test.run"))
+	filter, err := engine.ParseRunFilter(flagValue("test.run"), flagValue("test.skip"))
 	if err != nil {
 		return 1, err
 	}
@@ -198,10 +197,16 @@ func setUp() (int, error) {
 		fmt.Fprintf(os.Stderr, "wsgilab: resuming the series in %s: its journal holds %d completed unit(s); only the missing ones run\n",
 			settings.ReportDir, len(env.Resume.Kept))
 	}
-	// What the job will run, and how long it should take, before it runs.
+	// What the job will run, and how long it should take, before it runs:
+	// printed before any test, so go test -json shows it too.
 	job = newJob(filter, env.Resume.Kept)
-	job.Quiet, job.Verbose = settings.Quiet, testing.Verbose()
-	job.PrintPlan(fmt.Sprintf("wsgilab: the job (profile %s)", settings.Profile))
+	job.Quiet = settings.Quiet
+	if !settings.Quiet {
+		if err := job.Plan(os.Stderr, fmt.Sprintf("wsgilab: the job (profile %s)", settings.Profile)); err != nil {
+			return 1, err
+		}
+	}
+	job.Out, job.Verbose = progressOut()
 	lab.Log = os.Stderr
 	env.Safety = report.Safety{Enabled: settings.Safety.Enabled, Threshold: settings.Safety.Config.Threshold,
 		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: append([]report.Abort{}, lab.Journal.Aborts()...)}
@@ -222,6 +227,25 @@ func testTimeout() time.Duration {
 	return d
 }
 
+// progressOut is where the job's lines go besides t.Log: under go test
+// -v, nowhere (t.Log reaches the terminal); under go test -json
+// (gotestsum, make test), whose output of a passing test is folded away,
+// the terminal itself when there is one (else t.Log's lines stay in
+// test.json); else stderr.
+func progressOut() (io.Writer, bool) {
+	switch flagValue("test.v") {
+	case "true":
+		return nil, true
+	case "test2json":
+		tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
+		if err != nil {
+			return nil, true
+		}
+		return tty, false
+	}
+	return os.Stderr, false
+}
+
 // flagValue is the test binary's flag name as set ("" when it has none).
 func flagValue(name string) string {
 	if f := flag.Lookup(name); f != nil {
@@ -237,14 +261,7 @@ func moduleRoot() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d, nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod above %s", dir)
-		}
-	}
+	return engine.ModuleRoot(dir)
 }
 
 // gitState is the commit the lab ran from and whether the tree had

@@ -34,7 +34,11 @@ func TestMatrix(t *testing.T) {
 // class: protected, under article A's two slow readers, with its one
 // worker waiting in its loop's epoll_wait.
 func TestSingleProcessServer(t *testing.T) {
-	row := engine.Row{ID: "uvicorn-1", Server: podspec.Uvicorn(1)}
+	srv := podspec.Uvicorn(1)
+	w := slices.Index(srv.Cmd, "--workers")
+	require.GreaterOrEqual(t, w, 0)
+	srv.ID, srv.Cmd = "uvicorn-single", slices.Delete(slices.Clone(srv.Cmd), w, w+2) // no --workers at all
+	row := engine.Row{ID: srv.ID, Server: srv}
 	c, ok := engine.Cell(engine.SlowRead, row, engine.Direct, engine.SlowRead.Clients)
 	require.True(t, ok)
 	r, err := lab.RunA(t, c, 1)

@@ -58,6 +58,7 @@ func TestStack(t *testing.T) {
 	if f := lab.Settings.Stack; f != nil {
 		st, err := lab.CheckStack(t, *f)
 		require.NoError(t, err)
+		job.RunDone(t.Log, t.Name(), st.Name, "", 1, 1, st.Verdict())
 		var text strings.Builder
 		require.NoError(t, st.Text(&text))
 		t.Log("\n" + text.String())
@@ -88,6 +89,7 @@ func TestStack(t *testing.T) {
 			}
 			st, err := lab.CheckStack(t, f, opts...)
 			require.NoError(t, err)
+			job.RunDone(t.Log, t.Name(), st.Name, "", 1, 1, st.Verdict())
 			t.Log(st.Advice)
 			assert.Equal(t, ex.pass, st.Pass, "%+v", st.Behaviours)
 			require.Len(t, st.Behaviours, len(ex.texts))

@@ -16,19 +16,21 @@ import (
 	"os"
 
 	"wsgilab/bench/internal/gate"
+	"wsgilab/bench/internal/report"
 )
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// The exit codes: make gate turns every failure into 2, so a CI step
-// that must tell a regression from an undecided comparison calls labgate
-// itself.
+// The exit codes, the lab's as labcheck's (report.Exit*): 0 passed; 1 a
+// regression, or a gated value the new file lacks; 2 a bad file or
+// argument, or too few samples to decide. make gate turns every failure
+// into 2, so a CI step that must tell them apart calls labgate itself.
 const (
-	exitPass      = 0
-	exitFail      = 1 // a regression, or a gated value the new file lacks
-	exitUndecided = 2 // a bad file or argument, or too few samples to decide
+	exitPass      = report.ExitPass
+	exitFail      = report.ExitFail
+	exitUndecided = report.ExitUndecided
 )
 
 func run(args []string, stdout, stderr io.Writer) int {

@@ -10,20 +10,20 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
-	"strings"
 
 	"wsgilab/bench/internal/engine"
 )
 
 func main() {
-	root := "."
-	if out, err := exec.Command("go", "env", "GOMOD").Output(); err == nil {
-		if mod := strings.TrimSpace(string(out)); mod != "" && mod != os.DevNull {
-			root = strings.TrimSuffix(mod, "/go.mod")
-		}
+	wd, err := os.Getwd()
+	if err == nil {
+		wd, err = engine.ModuleRoot(wd)
 	}
-	if _, err := engine.ParseSettings(os.Environ(), root); err != nil {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "labsettings:", err)
+		os.Exit(2)
+	}
+	if _, err := engine.ParseSettings(os.Environ(), wd); err != nil {
 		fmt.Fprintf(os.Stderr, "labsettings: bad settings, nothing was started or written:\n%v\n", err)
 		os.Exit(2)
 	}

@@ -65,9 +65,7 @@ func TestDocumentPathsExist(t *testing.T) {
 			for _, m := range codeSpan.FindAllStringSubmatch(text, -1) {
 				for _, f := range strings.Fields(m[1]) {
 					f = strings.Trim(f, ",;:()'\"")
-					if _, after, ok := strings.Cut(f, "="); ok && !strings.Contains(f, "/") {
-						f = after
-					} else if ok {
+					if _, after, ok := strings.Cut(f, "="); ok {
 						f = after
 					}
 					if repoPath.MatchString(f) {
@@ -208,7 +206,8 @@ func makeWith(t *testing.T, stub string, args ...string) *exec.Cmd {
 
 // Ctrl-C ends the whole job: make repro's series is interrupted, and the
 // browser test after it never starts; make test's report is not
-// rendered after an interrupted series either.
+// rendered after an interrupted series either, nor does make soak go on
+// to its next series.
 func TestInterruptEndsTheJob(t *testing.T) {
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("no make here")
@@ -216,13 +215,13 @@ func TestInterruptEndsTheJob(t *testing.T) {
 	// The stub's series sleeps until interrupted; anything after it
 	// leaves a mark.
 	stub := `case "$*" in
-*TestBrowser*|*labreport*) touch "$STUB_DIR/after" ;;
-*) touch "$STUB_DIR/started"; trap 'exit 1' INT; sleep 30 & wait ;;
+*TestBrowser*|*labreport*|*labsoak*) touch "$STUB_DIR/after" ;;
+*) trap 'exit 1' INT; [ -e "$STUB_DIR/started" ] && touch "$STUB_DIR/after"; touch "$STUB_DIR/started"; sleep 30 & wait ;;
 esac
 `
-	for _, target := range []string{"repro", "test"} {
+	for _, target := range []string{"repro", "test", "soak"} {
 		t.Run(target, func(t *testing.T) {
-			cmd := makeWith(t, stub, target)
+			cmd := makeWith(t, stub, target, "N=2")
 			require.NoError(t, cmd.Start())
 			dir := cmd.Dir
 			deadline := time.Now().Add(10 * time.Second)

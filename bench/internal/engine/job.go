@@ -20,11 +20,13 @@ import (
 // has kept to the estimates so far. Units a resumed series takes from its
 // journal cost nothing, so the first ETA after a resume is already right.
 type Job struct {
-	// Quiet leaves stderr out (LAB_QUIET); Verbose means log already
-	// reaches the terminal (go test -v).
+	// Quiet leaves Out out (LAB_QUIET); Verbose means log already
+	// reaches the terminal (go test -v), and Out is left out too.
 	Quiet, Verbose bool
-	// Out is where the plan and the lines go (os.Stderr when nil).
+	// Out is where the lines go besides log (os.Stderr when nil).
 	Out io.Writer
+	// Now is the job's clock (time.Now when nil).
+	Now func() time.Time
 
 	mu      sync.Mutex
 	parts   []JobPart
@@ -65,8 +67,15 @@ func NewJob(parts []JobPart, kept []string) *Job {
 // Start marks the job's start: its first unit's time counts from here.
 func (j *Job) Start() {
 	j.mu.Lock()
-	j.started = time.Now()
+	j.started = j.now()
 	j.mu.Unlock()
+}
+
+func (j *Job) now() time.Time {
+	if j.Now != nil {
+		return j.Now()
+	}
+	return time.Now()
 }
 
 // Plan writes what the job will run: a line per test with its units and
@@ -91,13 +100,6 @@ func (j *Job) Plan(w io.Writer, title string) error {
 	return err
 }
 
-// PrintPlan prints the plan on stderr, unless Quiet.
-func (j *Job) PrintPlan(title string) {
-	if !j.Quiet {
-		_ = j.Plan(j.out(), title)
-	}
-}
-
 func (j *Job) out() io.Writer {
 	if j.Out != nil {
 		return j.Out
@@ -113,7 +115,7 @@ func (j *Job) RunDone(log func(...any), name, unit, key string, k, n int, summar
 	test, _, _ := strings.Cut(name, "/")
 	j.mu.Lock()
 	if j.started.IsZero() {
-		j.started = time.Now()
+		j.started = j.now()
 	}
 	i := slices.IndexFunc(j.parts, func(p JobPart) bool { return p.Test == test })
 	if i >= 0 {
@@ -123,7 +125,7 @@ func (j *Job) RunDone(log func(...any), name, unit, key string, k, n int, summar
 			j.measured += j.parts[i].Each
 		}
 	}
-	eta, elapsed := j.eta(), time.Since(j.started)
+	eta, elapsed := j.eta(), j.now().Sub(j.started)
 	j.mu.Unlock()
 	line := fmt.Sprintf("%s run %d/%d: %s; elapsed %v, job ETA %v", unit, k, n, summary, elapsed.Round(time.Second), eta.Round(time.Second))
 	log(line)
@@ -145,13 +147,6 @@ func (j *Job) advance(i int) {
 	}
 }
 
-// Finish ends the job's last part.
-func (j *Job) Finish() {
-	j.mu.Lock()
-	j.advance(len(j.parts))
-	j.mu.Unlock()
-}
-
 // eta is the expected time of every unit left, scaled by how long the
 // measured units took against their estimates.
 func (j *Job) eta() time.Duration {
@@ -165,7 +160,7 @@ func (j *Job) eta() time.Duration {
 		}
 	}
 	if j.measured > 0 {
-		left = time.Duration(float64(left) * float64(time.Since(j.started)) / float64(j.measured))
+		left = time.Duration(float64(left) * float64(j.now().Sub(j.started)) / float64(j.measured))
 	}
 	return left
 }
@@ -187,47 +182,105 @@ func roundMinute(d time.Duration) time.Duration {
 	return d.Round(30 * time.Second)
 }
 
-// RunFilter is go test's -run pattern split as go test splits it: one
-// regexp per level of test names (top-level tests, then their subtests).
-type RunFilter []*regexp.Regexp
+// RunFilter is go test's -run and -skip patterns, split as package
+// testing splits them: at a top-level | into alternatives, each at the
+// slashes outside brackets and parentheses into one regexp per level of
+// test names (a top-level test, then its subtests).
+type RunFilter struct {
+	run, skip [][]*regexp.Regexp
+}
 
-// ParseRunFilter splits pattern at the slashes outside brackets and
-// parentheses, as go test does; an empty pattern matches everything.
-func ParseRunFilter(pattern string) (RunFilter, error) {
-	if pattern == "" {
-		return nil, nil
-	}
-	var parts []string
-	depth, start := 0, 0
-	for i := 0; i < len(pattern); i++ {
-		switch pattern[i] {
-		case '[', '(':
-			depth++
-		case ']', ')':
-			depth--
-		case '\\':
-			i++
-		case '/':
-			if depth == 0 {
-				parts = append(parts, pattern[start:i])
-				start = i + 1
-			}
-		}
-	}
-	parts = append(parts, pattern[start:])
+// ParseRunFilter reads -run and -skip patterns; an empty -run matches
+// everything and an empty -skip skips nothing.
+func ParseRunFilter(run, skip string) (RunFilter, error) {
 	var f RunFilter
-	for _, p := range parts {
-		re, err := regexp.Compile(p)
-		if err != nil {
-			return nil, fmt.Errorf("-test.run %q: %w", pattern, err)
-		}
-		f = append(f, re)
+	var err error
+	if f.run, err = splitPattern(run); err != nil {
+		return RunFilter{}, fmt.Errorf("-test.run %q: %w", run, err)
+	}
+	if f.skip, err = splitPattern(skip); err != nil {
+		return RunFilter{}, fmt.Errorf("-test.skip %q: %w", skip, err)
 	}
 	return f, nil
 }
 
-// Matches is whether a name at level (0: a top-level test, 1: its
-// subtests) passes the filter.
-func (f RunFilter) Matches(level int, name string) bool {
-	return level >= len(f) || f[level].MatchString(name)
+// Runs is whether the test at path (its top-level name, then its
+// subtests' names) may run: some -run alternative matches every level of
+// path it has, and no -skip alternative matches all of its own levels.
+func (f RunFilter) Runs(path ...string) bool {
+	match := f.run == nil || slices.ContainsFunc(f.run, func(alt []*regexp.Regexp) bool {
+		for i, name := range path {
+			if i < len(alt) && !alt[i].MatchString(name) {
+				return false
+			}
+		}
+		return true
+	})
+	skipped := slices.ContainsFunc(f.skip, func(alt []*regexp.Regexp) bool {
+		if len(path) < len(alt) {
+			return false
+		}
+		for i, re := range alt {
+			if !re.MatchString(path[i]) {
+				return false
+			}
+		}
+		return true
+	})
+	return match && !skipped
+}
+
+// splitPattern is package testing's splitRegexp: alternatives at a |
+// outside brackets and parentheses, levels at a / outside them.
+func splitPattern(pattern string) ([][]*regexp.Regexp, error) {
+	if pattern == "" {
+		return nil, nil
+	}
+	var alts [][]string
+	levels := []string{}
+	cs, cp, start := 0, 0, 0 // bracket and parenthesis depths
+	for i := 0; i < len(pattern); i++ {
+		switch pattern[i] {
+		case '[':
+			cs++
+		case ']':
+			if cs--; cs < 0 {
+				cs = 0
+			}
+		case '(':
+			if cs == 0 {
+				cp++
+			}
+		case ')':
+			if cs == 0 {
+				cp--
+			}
+		case '\\':
+			i++
+		case '/':
+			if cs == 0 && cp == 0 {
+				levels = append(levels, pattern[start:i])
+				start = i + 1
+			}
+		case '|':
+			if cs == 0 && cp == 0 {
+				alts = append(alts, append(levels, pattern[start:i]))
+				levels, start = []string{}, i+1
+			}
+		}
+	}
+	alts = append(alts, append(levels, pattern[start:]))
+	var out [][]*regexp.Regexp
+	for _, alt := range alts {
+		var res []*regexp.Regexp
+		for _, p := range alt {
+			re, err := regexp.Compile(p)
+			if err != nil {
+				return nil, err
+			}
+			res = append(res, re)
+		}
+		out = append(out, res)
+	}
+	return out, nil
 }

@@ -35,46 +35,69 @@ func TestJobPlan(t *testing.T) {
 func TestJobETA(t *testing.T) {
 	kept := []string{"a/c1-run1", "a/c2-run1", "a/c3-run1", "a/c4-run1", "a/c5-run1"}
 	j := testJob(kept)
+	clock := time.Unix(1_000_000, 0)
+	j.Now = func() time.Time { return clock }
 	j.Quiet = true
+	nop := func(...any) {}
 	j.Start()
 	assert.Equal(t, 50*time.Second+60*time.Second+50*time.Second, j.ETA(), "before anything: the estimates")
 	for i, k := range kept {
-		j.RunDone(func(...any) {}, "TestArticleA/c/run1", "c", k, i+1, 10, "kept")
+		clock = clock.Add(100 * time.Millisecond) // a kept unit takes a moment
+		j.RunDone(nop, "TestArticleA/c/run1", "c", k, i+1, 10, "kept")
 	}
 	assert.Equal(t, 160*time.Second, j.ETA(), "a resumed series' kept runs leave the ETA whole")
 
-	// A unit that ran here sets the pace: its 10 s estimate took as long
-	// as the job has run so far.
-	time.Sleep(20 * time.Millisecond)
-	j.RunDone(func(...any) {}, "TestArticleA/c6/run1", "c6", "a/c6-run1", 1, 1, "ran")
-	pace := float64(time.Since(j.started)) / float64(10*time.Second)
-	assert.InEpsilon(t, 150*time.Second, time.Duration(float64(j.ETA())/pace), 0.05, "150 s of units left, at this pace")
+	// A unit that ran here sets the pace: its 10 s estimate took 20 s, with
+	// the kept units' moments, so what is left takes twice its estimate.
+	clock = clock.Add(19500 * time.Millisecond)
+	j.RunDone(nop, "TestArticleA/c6/run1", "c6", "a/c6-run1", 1, 1, "ran")
+	assert.Equal(t, 2*(40*time.Second+60*time.Second+50*time.Second), j.ETA())
 
-	// A unit of a later test ends every part before it: the parts timed
-	// whole count as done, the runs a filter left out drop from the ETA.
-	j.RunDone(func(...any) {}, "TestMatrix/m/run1", "m", "a/m-run1", 1, 1, "ran")
-	assert.Less(t, j.ETA(), time.Duration(float64(40*time.Second)*pace*1.5), "only TestMatrix's 4 runs are left")
-	j.Finish()
+	// A unit of a later test ends every part before it: the part timed
+	// whole counts as done (at its estimate), the runs a filter left out
+	// of TestArticleA drop out.
+	clock = clock.Add(90 * time.Second) // TestHardening's 60 s, TestMatrix's first 10 s, at that pace
+	j.RunDone(nop, "TestMatrix/m/run1", "m", "a/m-run1", 1, 1, "ran")
+	measured := 10*time.Second + 60*time.Second + 10*time.Second
+	pace := float64(110*time.Second) / float64(measured)
+	assert.Equal(t, time.Duration(float64(40*time.Second)*pace), j.ETA(), "only TestMatrix's 4 runs are left")
 }
 
-// The -run pattern splits as go test splits it.
+// The -run and -skip patterns split as go test splits them.
 func TestRunFilter(t *testing.T) {
-	f, err := ParseRunFilter("^TestArticleA$/^direct-2dl$")
+	f, err := ParseRunFilter("^TestArticleA$/^direct-2dl$", "")
 	require.NoError(t, err)
-	assert.True(t, f.Matches(0, "TestArticleA"))
-	assert.False(t, f.Matches(0, "TestArticleB"))
-	assert.True(t, f.Matches(1, "direct-2dl"))
-	assert.False(t, f.Matches(1, "direct-1dl"))
-	assert.True(t, f.Matches(2, "run1"), "levels past the pattern match all")
+	assert.True(t, f.Runs("TestArticleA"))
+	assert.False(t, f.Runs("TestArticleB"))
+	assert.True(t, f.Runs("TestArticleA", "direct-2dl"))
+	assert.False(t, f.Runs("TestArticleA", "direct-1dl"))
+	assert.True(t, f.Runs("TestArticleA", "direct-2dl", "run1"), "levels past the pattern match all")
 
-	f, err = ParseRunFilter("TestArticleA/(direct|nginx-off)-2dl$|TestSweep")
+	// A top-level | separates whole patterns; one inside parentheses does
+	// not, nor a slash inside brackets.
+	f, err = ParseRunFilter("TestArticleA/(direct|nginx-off)-2dl$|TestSweep", "")
 	require.NoError(t, err)
-	require.Len(t, f, 2, "a slash inside parentheses does not split")
-	assert.True(t, f.Matches(1, "nginx-off-2dl"))
+	assert.True(t, f.Runs("TestArticleA", "nginx-off-2dl"))
+	assert.False(t, f.Runs("TestArticleA", "nginx-on-2dl"))
+	assert.True(t, f.Runs("TestSweep"))
+	assert.True(t, f.Runs("TestSweep", "sweep-direct-4m-2mps"), "TestSweep's alternative has no second level")
+	f, err = ParseRunFilter("TestMatrix/matrix-[a/b]", "")
+	require.NoError(t, err)
+	assert.True(t, f.Runs("TestMatrix", "matrix-a"))
 
-	f, err = ParseRunFilter("")
+	// -skip drops what all its levels match.
+	f, err = ParseRunFilter("", "TestArticleA/direct-2dl|TestShards")
 	require.NoError(t, err)
-	assert.True(t, f.Matches(0, "anything"))
-	_, err = ParseRunFilter("Test(")
+	assert.True(t, f.Runs("TestArticleA"), "a skip of some subtests leaves the test")
+	assert.False(t, f.Runs("TestArticleA", "direct-2dl"))
+	assert.False(t, f.Runs("TestShards"))
+	assert.True(t, f.Runs("TestMatrix"))
+
+	f, err = ParseRunFilter("", "")
+	require.NoError(t, err)
+	assert.True(t, f.Runs("anything", "at all"))
+	_, err = ParseRunFilter("Test(", "")
+	assert.Error(t, err)
+	_, err = ParseRunFilter("", "Test[")
 	assert.Error(t, err)
 }

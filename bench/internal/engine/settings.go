@@ -94,6 +94,19 @@ var knownSettings = map[string]string{
 	"LAB_RESUME":          "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
+// ModuleRoot is the directory holding the lab's go.mod, at dir or above
+// it.
+func ModuleRoot(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d, nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod at or above %s: run from the lab's checkout", dir)
+		}
+	}
+}
+
 // SettingNames are every LAB_* variable the lab reads on the host, sorted.
 func SettingNames() []string {
 	return slices.Sorted(maps.Keys(knownSettings))

@@ -93,7 +93,7 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
 		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},
-		{"LAB_STACK=/no/such.yaml", `LAB_STACK: stack file: open /no/such.yaml: no such file or directory`},
+		{"LAB_STACK=/no/such.yaml", `LAB_STACK: stack file: lstat /no/such.yaml: no such file or directory`},
 		{"LAB_STACK=" + stacks + "/bad/module.yaml", `LAB_STACK: stack file ` + stacks + `/bad/module.yaml: app.module "shop": want an import path`},
 	}
 	if os.Geteuid() != 0 { // root writes anywhere

@@ -35,7 +35,7 @@ func buildAnswer(f *files, claims claimsView, overview overviewView) answerView 
 	if claims.Missing == "" {
 		v.Verdicts = fmt.Sprintf("%d verdicts hold, %d fail", claims.Holds, claims.Fails)
 		if claims.Expected > 0 {
-			v.Verdicts += fmt.Sprintf(", %d fail as the example stacks meant to fail are meant to", claims.Expected)
+			v.Verdicts += fmt.Sprintf(", %d fail as meant to (example stacks that show what the lab catches)", claims.Expected)
 		}
 		if claims.NotEval > 0 {
 			v.Verdicts += fmt.Sprintf("; %d were not run in this series (folded away below)", claims.NotEval)
@@ -51,14 +51,7 @@ func stackFinding(s report.Stack) string {
 	for _, b := range s.Behaviours {
 		texts = append(texts, fmt.Sprintf("%s (requires %d)", b.Text, b.Required))
 	}
-	verdict := "FAIL"
-	switch {
-	case s.Pass:
-		verdict = "PASS"
-	case s.ExpectFails:
-		verdict = "FAIL, as this example is meant to"
-	}
-	return fmt.Sprintf("Stack %s (%s, %s): %s: %s.", s.Name, s.Server, s.Path, verdict, strings.Join(texts, "; "))
+	return fmt.Sprintf("Stack %s (%s, %s): %s: %s.", s.Name, s.Server, s.Path, s.Verdict(), strings.Join(texts, "; "))
 }
 
 // articleAFinding is article A's headline: two slow downloads against two
@@ -109,7 +102,7 @@ func matrixFindings(m *report.Matrix) []string {
 	for _, col := range m.Columns {
 		direct := map[string][]string{}
 		var onNot []string
-		onRan := false
+		onRan, directRan := false, false
 		for _, r := range m.Rows {
 			if r.Stack || (len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID)) {
 				continue
@@ -119,8 +112,11 @@ func matrixFindings(m *report.Matrix) []string {
 					everywhere[r.ID] = false
 				}
 			}
-			if c := class[[3]string{col.ID, r.ID, "direct"}]; c == report.ClassStalled || c == report.ClassFailed {
-				direct[c] = append(direct[c], r.ID)
+			if c, ok := class[[3]string{col.ID, r.ID, "direct"}]; ok {
+				directRan = true
+				if c == report.ClassStalled || c == report.ClassFailed {
+					direct[c] = append(direct[c], r.ID)
+				}
 			}
 			if c, ok := class[[3]string{col.ID, r.ID, "nginx-on"}]; ok {
 				onRan = true
@@ -136,7 +132,7 @@ func matrixFindings(m *report.Matrix) []string {
 				parts = append(parts, fmt.Sprintf(" %s directly: %s", c, strings.Join(rows, ", ")))
 			}
 		}
-		if len(parts) == 0 {
+		if len(parts) == 0 && directRan {
 			parts = append(parts, " no setup stalled or failed directly")
 		}
 		switch {
@@ -146,7 +142,9 @@ func matrixFindings(m *report.Matrix) []string {
 		default:
 			parts = append(parts, " behind NGINX with proxy_buffering on, not protected: "+strings.Join(onNot, ", "))
 		}
-		out = append(out, line+strings.Join(parts, ";")+".")
+		if len(parts) > 0 {
+			out = append(out, line+strings.Join(parts, ";")+".")
+		}
 	}
 	var all []string
 	for _, r := range m.Rows {
@@ -167,50 +165,33 @@ func articleBFinding(ts []report.Throughput) string {
 	blocking := 0
 	for _, t := range ts {
 		if t.Generator == "ours" && t.BlockingMs > 0 {
-			rates = append(rates, fmt.Sprintf("%s %s", t.Server, thousands(t.ReqPerS, 1)))
+			rates = append(rates, fmt.Sprintf("%s %s", t.Server, rate(t.ReqPerS)))
 			blocking = t.BlockingMs
 		}
 	}
 	if len(rates) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("Article B: with a %d ms blocking call per request, under ab -c 100, req/s: %s.", blocking, strings.Join(rates, ", "))
+	return fmt.Sprintf("Article B: with a %d ms blocking call per request, req/s under ab -c 100's load (our generator's run of it): %s.", blocking, strings.Join(rates, ", "))
 }
 
 // ms is a p95 as the headlines print it: "1.45 ms", "42.1 ms", "5,973 ms".
 func ms(v float64) string {
 	switch {
 	case v >= 100:
-		return thousands(v, 0) + " ms"
+		return report.Thousands(v) + " ms"
 	case v >= 10:
 		return fmt.Sprintf("%.1f ms", v)
 	}
 	return fmt.Sprintf("%.2f ms", v)
 }
 
-// shortMs is a p95 in ms in a narrow cell, about three digits: 1.98,
-// 36.4, 5,978.
-func shortMs(v float64) string {
-	switch {
-	case v >= 100:
-		return thousands(v, 0)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
+// rate is a request rate: 9.9, 861.
+func rate(v float64) string {
+	if v >= 100 {
+		return report.Thousands(v)
 	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-// thousands prints v with prec decimals below 100 and none above, its
-// thousands separated by commas.
-func thousands(v float64, prec int) string {
-	if v < 100 {
-		return strconv.FormatFloat(v, 'f', prec, 64)
-	}
-	s := strconv.FormatFloat(v, 'f', 0, 64)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return strconv.FormatFloat(v, 'f', 1, 64)
 }
 
 func plural(n int) string {

@@ -13,6 +13,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"wsgilab/bench/internal/report"
 )
@@ -41,7 +44,7 @@ func Render(dir string, w io.Writer) error {
 	if err := tmpl.Execute(&buf, struct {
 		page
 		CSS template.CSS
-	}{build(f), template.CSS(styleCSS)}); err != nil {
+	}{build(f), template.CSS(styleCSS + classCSS())}); err != nil {
 		return fmt.Errorf("htmlreport: %w", err)
 	}
 	_, err = w.Write(buf.Bytes())
@@ -52,4 +55,14 @@ func Render(dir string, w io.Writer) error {
 // leaves the previous page.
 func Write(dir string) error {
 	return report.WriteFile(dir, FileName, func(w io.Writer) error { return Render(dir, w) })
+}
+
+// classCSS colours the overview's cells as reports/matrix.svg does, from
+// the one table of class colours.
+func classCSS() string {
+	var b strings.Builder
+	for _, c := range slices.Sorted(maps.Keys(report.ClassColors)) {
+		fmt.Fprintf(&b, "table.overview td.m-%s { background: %s; }\n", c, report.ClassColors[c])
+	}
+	return b.String()
 }

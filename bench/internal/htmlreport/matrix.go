@@ -123,7 +123,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 				case len(c.P95MsRuns) == 0:
 					row.Cells = append(row.Cells, overviewCell{Class: c.Class, Text: c.Class, Title: c.Condition})
 				default:
-					row.Cells = append(row.Cells, overviewCell{Class: c.Class, Text: shortMs(c.P95Ms), Title: c.Condition + ": " + c.Class + ", p95 " + num(c.P95Ms) + " ms"})
+					row.Cells = append(row.Cells, overviewCell{Class: c.Class, Text: report.ShortMs(c.P95Ms), Title: c.Condition + ": " + c.Class + ", p95 " + num(c.P95Ms) + " ms"})
 				}
 			}
 		}

@@ -42,16 +42,12 @@ func buildStacks(stacks []report.Stack, env *report.Environment) []stackView {
 			}
 		}
 		v := stackView{Name: s.Name, Server: s.Server, Path: s.Path, Capacity: fmt.Sprintf("%d (%s)", s.Capacity, s.Basis),
-			Bound: fmt.Sprintf("%g ms", s.FastP95Ms), Pass: s.Pass, Verdict: "FAIL", Advice: s.Advice, Baseline: stepText(s.Baseline)}
+			Bound: fmt.Sprintf("%g ms", s.FastP95Ms), Pass: s.Pass, Verdict: s.Verdict(), Advice: s.Advice, Baseline: stepText(s.Baseline)}
 		if len(images) > 0 {
 			v.Images = "images: " + strings.Join(images, ", ")
 		}
-		switch {
-		case s.Pass:
-			v.Verdict, v.Class = "PASS", "pass"
-		case s.ExpectFails:
-			v.Verdict, v.Class = "FAIL, as this example is meant to", "expected"
-		default:
+		v.Class = map[string]string{report.VerdictPass: "pass", report.VerdictExpected: "expected", report.VerdictUndecided: "skip"}[v.Verdict]
+		if v.Class == "" {
 			v.Class = "fail"
 		}
 		for _, b := range s.Behaviours {

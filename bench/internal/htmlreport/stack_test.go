@@ -56,7 +56,7 @@ func TestAnswerFirst(t *testing.T) {
 	assert.Contains(t, answer, `<ul class="findings">`)
 	assert.Contains(t, answer, "Stack shop-sync (2 sync workers, direct): FAIL, as this example is meant to: stalls at 2 slow readers (requires 2).")
 	assert.Contains(t, answer, `id="matrix-overview"`, "every matrix cell on the first screen")
-	assert.Contains(t, answer, "1 fail as the example stacks meant to fail are meant to")
+	assert.Contains(t, answer, "1 fail as meant to (example stacks that show what the lab catches)")
 	assert.Contains(t, answer, "0 fail,", "the example's failure is not counted as one")
 	claimsSec := section(t, page, "claims")
 	assert.Contains(t, claimsSec, `<span class="verdict expected">fails, as this example is meant to</span>`)

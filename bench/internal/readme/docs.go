@@ -83,24 +83,22 @@ func under(root, p string) string {
 	return filepath.Join(root, p)
 }
 
-func protectionDoc(root, from string) (string, error) {
-	m, err := Load(under(root, from))
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	err = Protection(m)(&b)
-	return b.String(), err
-}
+var (
+	protectionDoc = matrixDoc(Protection)
+	pictureDoc    = matrixDoc(Picture)
+)
 
-func pictureDoc(root, from string) (string, error) {
-	m, err := Load(under(root, from))
-	if err != nil {
-		return "", err
+// matrixDoc renders a matrix.json's part of the documents by render.
+func matrixDoc(render func(*report.Matrix) report.Reporter) func(root, from string) (string, error) {
+	return func(root, from string) (string, error) {
+		m, err := Load(under(root, from))
+		if err != nil {
+			return "", err
+		}
+		var b bytes.Buffer
+		err = render(m)(&b)
+		return b.String(), err
 	}
-	var b bytes.Buffer
-	err = Picture(m)(&b)
-	return b.String(), err
 }
 
 // transcriptDoc is what make check of TranscriptStack printed at its end,
@@ -123,7 +121,7 @@ func transcriptDoc(root, from string) (string, error) {
 		return "", err
 	}
 	var out strings.Builder
-	fmt.Fprintf(&out, "```\n$ make check STACK=%s\n...\n=== RUN   TestStack\n...\nreports/out/report.html\n\n", TranscriptStack)
+	fmt.Fprintf(&out, "```\n$ make check STACK=%s\n...\n=== RUN   TestStack\n...\nreports/out/check/report.html\n\n", TranscriptStack)
 	if err := report.CheckSummary(stacks, stacks[0].Name)(&out); err != nil {
 		return "", err
 	}

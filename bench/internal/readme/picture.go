@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"io"
 	"slices"
-	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -80,12 +79,12 @@ func Picture(m *report.Matrix) report.Reporter {
 			for _, col := range m.Columns {
 				for _, p := range col.Paths {
 					cell, ok := cells[[3]string{col.ID, r.ID, p}]
-					fill, label := classColor[report.ClassNoData], "–"
+					fill, label := classColor(report.ClassNoData), "–"
 					if ok {
-						fill, label = classColor[cell.Class], p95Label(cell)
+						fill, label = classColor(cell.Class), p95Label(cell)
 					}
 					if len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID) {
-						fill, label = color.RGBA{0xfa, 0xfa, 0xfa, 0xff}, ""
+						fill, label = skipped, ""
 					}
 					rect := vg.Rectangle{Min: at(x+1, y+cellH-1), Max: at(x+cellW-1, y+1)}
 					dc.SetColor(fill)
@@ -100,7 +99,7 @@ func Picture(m *report.Matrix) report.Reporter {
 		ly := height - bottom/2
 		for _, cl := range []string{report.ClassProtected, report.ClassSlowed, report.ClassStalled, report.ClassFailed, report.ClassNoData} {
 			rect := vg.Rectangle{Min: at(lx, ly+6), Max: at(lx+12, ly-6)}
-			dc.SetColor(classColor[cl])
+			dc.SetColor(classColor(cl))
 			dc.Fill(rect.Path())
 			text(lx+16, ly, 8, draw.XLeft, ink, classLegend(cl, m))
 			lx += 16 + 4.8*float64(len(classLegend(cl, m))) + 18
@@ -113,15 +112,19 @@ func Picture(m *report.Matrix) report.Reporter {
 var (
 	ink   = color.RGBA{0x22, 0x22, 0x22, 0xff}
 	muted = color.RGBA{0x66, 0x66, 0x66, 0xff}
-	// classColor follows the report page's cells.
-	classColor = map[string]color.Color{
-		report.ClassProtected: color.RGBA{0xc8, 0xe6, 0xc9, 0xff},
-		report.ClassSlowed:    color.RGBA{0xff, 0xe0, 0x82, 0xff},
-		report.ClassStalled:   color.RGBA{0xef, 0x9a, 0x9a, 0xff},
-		report.ClassFailed:    color.RGBA{0xce, 0x93, 0xd8, 0xff},
-		report.ClassNoData:    color.RGBA{0xe0, 0xe0, 0xe0, 0xff},
-	}
+	// skipped is a cell whose column does not apply to its row.
+	skipped = color.RGBA{0xfa, 0xfa, 0xfa, 0xff}
 )
+
+// classColor is a class's colour (report.ClassColors, as the page's).
+func classColor(class string) color.Color {
+	var c color.RGBA
+	if _, err := fmt.Sscanf(report.ClassColors[class], "#%02x%02x%02x", &c.R, &c.G, &c.B); err != nil {
+		return skipped
+	}
+	c.A = 0xff
+	return c
+}
 
 func classLegend(cl string, m *report.Matrix) string {
 	switch cl {
@@ -142,18 +145,11 @@ func shortPath(p string) string {
 	return strings.NewReplacer("nginx-on-reqbuf-off", "reqbuf off", "nginx-", "nginx ").Replace(p)
 }
 
-// p95Label is a cell's p95 in a few characters: 1.8, 42, 5,983.
+// p95Label is a cell's label: its p95 as report.ShortMs prints it, or its
+// class when no run was valid.
 func p95Label(c report.MatrixCell) string {
 	if len(c.P95MsRuns) == 0 {
 		return c.Class
 	}
-	v := c.P95Ms
-	switch {
-	case v >= 1000:
-		s := strconv.FormatFloat(v, 'f', 0, 64)
-		return s[:len(s)-3] + "," + s[len(s)-3:]
-	case v >= 10:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(v, 'f', 1, 64)
+	return report.ShortMs(c.P95Ms)
 }

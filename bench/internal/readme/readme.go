@@ -30,7 +30,7 @@ func End(name string) string { return "<!-- " + name + ":end -->" }
 // protected under that column's slow clients ("none", or "–" where the
 // column does not apply), then the paths where it stalled, failed or was
 // slowed.
-func Protection(m *report.Matrix) func(io.Writer) error {
+func Protection(m *report.Matrix) report.Reporter {
 	return func(w io.Writer) error {
 		if m == nil || len(m.Cells) == 0 {
 			return errors.New("readme: the series has no matrix cell")

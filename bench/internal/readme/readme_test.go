@@ -62,7 +62,9 @@ func TestDocsAreGenerated(t *testing.T) {
 			require.NoError(t, err)
 			got, err := d.Committed(root)
 			require.NoError(t, err)
-			assert.Equal(t, want, got, "%s (%s) is stale: run make docs", d.Path, d.Section)
+			if want != got {
+				t.Errorf("%s (%s) is stale: run make docs (%d bytes rendered, %d committed)", d.Path, d.Section, len(want), len(got))
+			}
 		})
 	}
 }

@@ -1,5 +1,10 @@
 package report
 
+import (
+	"strconv"
+	"strings"
+)
+
 // Matrix is the resilience matrix, matrix.json: server setups (rows) by
 // slow-client behaviours (columns) on each path, each cell's measured
 // outcome and its class, and each row's capacity.
@@ -46,6 +51,43 @@ const (
 	// ClassNoData: no sound run.
 	ClassNoData = "no-data"
 )
+
+// ClassColors are each class's colour where a matrix is drawn at a
+// glance: the report page's overview and reports/matrix.svg.
+var ClassColors = map[string]string{
+	ClassProtected: "#c8e6c9",
+	ClassSlowed:    "#ffe082",
+	ClassStalled:   "#ef9a9a",
+	ClassFailed:    "#ce93d8",
+	ClassNoData:    "#e0e0e0",
+}
+
+// ShortMs is a p95 in ms in a narrow cell, about three digits: 1.98,
+// 36.4, 5,978.
+func ShortMs(v float64) string {
+	switch {
+	case v >= 100:
+		return Thousands(v)
+	case v >= 10:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64)
+}
+
+// Thousands is v rounded to a whole number, its thousands separated by
+// commas: 5,978, 1,234,567.
+func Thousands(v float64) string {
+	s := strconv.FormatFloat(v, 'f', 0, 64)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
 
 // MatrixColumn is one slow-client behaviour.
 type MatrixColumn struct {

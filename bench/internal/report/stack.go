@@ -87,15 +87,8 @@ type StackEnv struct {
 // Text writes the check as it prints: the verdict, the baseline, one line
 // per behaviour with its steps, and the advice.
 func (s Stack) Text(w io.Writer) error {
-	verdict := "FAIL"
-	switch {
-	case s.Pass:
-		verdict = "PASS"
-	case s.ExpectFails:
-		verdict = "FAIL, as this example is meant to"
-	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s (%s, %s; capacity %d: %s; the fast path's p95 bound %g ms)\n", s.Name, verdict, s.Server, s.Path,
+	fmt.Fprintf(&b, "%s: %s (%s, %s; capacity %d: %s; the fast path's p95 bound %g ms)\n", s.Name, s.Verdict(), s.Server, s.Path,
 		s.Capacity, s.Basis, s.FastP95Ms)
 	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s%s\n", msText(s.Baseline.P95Ms), s.Baseline.State, why(s.Baseline))
 	for _, x := range s.Behaviours {
@@ -122,6 +115,35 @@ func why(s StackStep) string {
 	return ": " + s.Why
 }
 
+// The stack check's verdicts in words (Stack.Verdict).
+const (
+	VerdictPass      = "PASS"
+	VerdictFail      = "FAIL"
+	VerdictUndecided = "UNDECIDED"
+	VerdictExpected  = "FAIL, as this example is meant to"
+)
+
+// Verdict is the check's verdict in a word, as every report says it and
+// labcheck exits by it (CheckExit): PASS when every requirement held;
+// FAIL when one failed on measured data (or the words of an example meant
+// to fail); UNDECIDED when none failed but one has no data.
+func (s Stack) Verdict() string {
+	if s.Pass {
+		return VerdictPass
+	}
+	failed := len(s.Behaviours) == 0 && s.Baseline.State != "no data"
+	for _, b := range s.Behaviours {
+		failed = failed || (!b.Pass && !b.NoData)
+	}
+	switch {
+	case !failed:
+		return VerdictUndecided
+	case s.ExpectFails:
+		return VerdictExpected
+	}
+	return VerdictFail
+}
+
 // msText prints milliseconds to about three significant digits: 5965,
 // 48.2, 1.24.
 func msText(v float64) string {
@@ -141,9 +163,9 @@ func plural(n int) string {
 	return "s"
 }
 
-// The exit codes of a stack check (labcheck): GNU make turns every failing
-// recipe into 2, so a CI step that must tell a failed stack from an
-// undecided check calls labcheck itself.
+// The exit codes of the lab's commands that decide (labcheck, labgate):
+// GNU make turns every failing recipe into 2, so a CI step that must tell
+// a failure from an undecided result calls them itself.
 const (
 	ExitPass      = 0 // every requirement held
 	ExitFail      = 1 // a requirement failed on measured data
@@ -168,13 +190,13 @@ func CheckExit(stacks []Stack, name string) (int, string) {
 				failed = append(failed, fmt.Sprintf("%s: requires %d, %s", b.Noun, b.Required, b.Text))
 			}
 		}
-		switch {
-		case len(failed) > 0:
-			return ExitFail, fmt.Sprintf("FAIL: %s failed a requirement (%s)", name, strings.Join(failed, "; "))
-		case len(undecided) > 0 || len(s.Behaviours) == 0:
+		switch s.Verdict() {
+		case VerdictPass:
+			return ExitPass, fmt.Sprintf("PASS: %s held every requirement", name)
+		case VerdictUndecided:
 			return ExitUndecided, fmt.Sprintf("UNDECIDED: the lab could not decide %s (%s)", name, strings.Join(undecided, "; "))
 		}
-		return ExitPass, fmt.Sprintf("PASS: %s held every requirement", name)
+		return ExitFail, fmt.Sprintf("FAIL: %s failed a requirement (%s)", name, strings.Join(failed, "; "))
 	}
 	return ExitUndecided, fmt.Sprintf("UNDECIDED: no verdict of %s in stacks.json (the check stopped before one; its output above says why)", name)
 }

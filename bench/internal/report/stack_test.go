@@ -40,7 +40,11 @@ func TestCheckExit(t *testing.T) {
 		{"one failed, one undecided", []StackBehaviour{unknown, broke}, ExitFail},
 		{"one undecided", []StackBehaviour{held, unknown}, ExitUndecided},
 	} {
-		code, why := CheckExit([]Stack{{Name: "shop", Behaviours: tc.bs}}, "shop")
+		pass := true
+		for _, b := range tc.bs {
+			pass = pass && b.Pass
+		}
+		code, why := CheckExit([]Stack{{Name: "shop", Behaviours: tc.bs, Pass: pass}}, "shop")
 		assert.Equal(t, tc.want, code, "%s: %s", tc.name, why)
 	}
 	code, why := CheckExit(nil, "shop")
@@ -50,4 +54,16 @@ func TestCheckExit(t *testing.T) {
 	var b strings.Builder
 	require.NoError(t, CheckSummary([]Stack{{Name: "shop", Behaviours: []StackBehaviour{broke}}}, "shop")(&b))
 	assert.True(t, strings.HasSuffix(b.String(), "labcheck: FAIL: shop failed a requirement (silent connections: requires 2, stalls at 2 silent connections); exit 1\n"), b.String())
+}
+
+// Every report says a check's verdict in the same word.
+func TestStackVerdict(t *testing.T) {
+	held := StackBehaviour{Pass: true}
+	broke := StackBehaviour{}
+	unknown := StackBehaviour{NoData: true}
+	assert.Equal(t, VerdictPass, Stack{Pass: true, Behaviours: []StackBehaviour{held}}.Verdict())
+	assert.Equal(t, VerdictFail, Stack{Behaviours: []StackBehaviour{held, broke}}.Verdict())
+	assert.Equal(t, VerdictExpected, Stack{ExpectFails: true, Behaviours: []StackBehaviour{broke}}.Verdict())
+	assert.Equal(t, VerdictUndecided, Stack{Behaviours: []StackBehaviour{held, unknown}}.Verdict())
+	assert.Equal(t, VerdictUndecided, Stack{ExpectFails: true, Behaviours: []StackBehaviour{unknown}}.Verdict(), "an example that could not be measured did not fail as meant to")
 }
