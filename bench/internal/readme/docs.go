@@ -27,6 +27,7 @@ var Docs = []Doc{
 	{Path: "bench/README.md", Section: "protection", From: "fixtures/report/" + MatrixFile, Render: protectionDoc},
 	{Path: "reports/matrix.svg", From: "fixtures/report/" + MatrixFile, Render: pictureDoc},
 	{Path: "fixtures/stacks/README.md", Section: "check-transcript", From: TranscriptFrom, Render: transcriptDoc},
+	{Path: "README.md", Section: "check-verdict", From: TranscriptFrom, Render: verdictDoc},
 }
 
 // PackagesDoc is the stack-file reference's list of the Python packages an
@@ -105,16 +106,9 @@ func matrixDoc(render func(*report.Matrix) report.Reporter) func(root, from stri
 // from its stacks.json: the check's summary as labcheck prints it, then
 // what go run and make add, with the Makefile's own line.
 func transcriptDoc(root, from string) (string, error) {
-	b, err := os.ReadFile(under(root, from))
+	stacks, err := transcriptStacks(root, from)
 	if err != nil {
 		return "", err
-	}
-	var stacks []report.Stack
-	if err := json.Unmarshal(b, &stacks); err != nil {
-		return "", fmt.Errorf("readme: %s: %w", from, err)
-	}
-	if len(stacks) != 1 {
-		return "", fmt.Errorf("readme: %s holds %d stack checks, want the one of %s", from, len(stacks), TranscriptStack)
 	}
 	line, err := recipeLine(filepath.Join(root, "Makefile"), "./bench/cmd/labcheck")
 	if err != nil {
@@ -131,6 +125,38 @@ func transcriptDoc(root, from string) (string, error) {
 	}
 	out.WriteString("```\n")
 	return out.String(), nil
+}
+
+// verdictDoc is the verdict the transcript ends with, as labcheck prints
+// it: the landing page's quick start shows it.
+func verdictDoc(root, from string) (string, error) {
+	stacks, err := transcriptStacks(root, from)
+	if err != nil {
+		return "", err
+	}
+	var out strings.Builder
+	out.WriteString("```\n")
+	if err := report.CheckSummary(stacks, stacks[0].Name)(&out); err != nil {
+		return "", err
+	}
+	out.WriteString("```\n")
+	return out.String(), nil
+}
+
+// transcriptStacks is the transcript's stacks.json: one check.
+func transcriptStacks(root, from string) ([]report.Stack, error) {
+	b, err := os.ReadFile(under(root, from))
+	if err != nil {
+		return nil, err
+	}
+	var stacks []report.Stack
+	if err := json.Unmarshal(b, &stacks); err != nil {
+		return nil, fmt.Errorf("readme: %s: %w", from, err)
+	}
+	if len(stacks) != 1 {
+		return nil, fmt.Errorf("readme: %s holds %d stack checks, want the one of %s", from, len(stacks), TranscriptStack)
+	}
+	return stacks, nil
 }
 
 // recipeLine is the number of the Makefile's first line holding s.
