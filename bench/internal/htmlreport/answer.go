@@ -102,11 +102,13 @@ func matrixFindings(m *report.Matrix) []string {
 	for _, col := range m.Columns {
 		direct := map[string][]string{}
 		var onNot []string
-		onRan, directRan := false, false
+		onRan, directRan := 0, false
+		rows := 0
 		for _, r := range m.Rows {
 			if r.Stack || (len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID)) {
 				continue
 			}
+			rows++
 			for _, p := range col.Paths {
 				if c, ok := class[[3]string{col.ID, r.ID, p}]; !ok || c != report.ClassProtected {
 					everywhere[r.ID] = false
@@ -119,7 +121,7 @@ func matrixFindings(m *report.Matrix) []string {
 				}
 			}
 			if c, ok := class[[3]string{col.ID, r.ID, "nginx-on"}]; ok {
-				onRan = true
+				onRan++
 				if c != report.ClassProtected {
 					onNot = append(onNot, r.ID+" ("+c+")")
 				}
@@ -136,9 +138,11 @@ func matrixFindings(m *report.Matrix) []string {
 			parts = append(parts, " no setup stalled or failed directly")
 		}
 		switch {
-		case !onRan:
-		case len(onNot) == 0:
+		case onRan == 0:
+		case len(onNot) == 0 && onRan == rows:
 			parts = append(parts, " behind NGINX with proxy_buffering on, every setup protected")
+		case len(onNot) == 0:
+			parts = append(parts, fmt.Sprintf(" behind NGINX with proxy_buffering on, every setup this series ran there protected (%d of %d)", onRan, rows))
 		default:
 			parts = append(parts, " behind NGINX with proxy_buffering on, not protected: "+strings.Join(onNot, ", "))
 		}
