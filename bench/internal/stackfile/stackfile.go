@@ -42,6 +42,9 @@ type File struct {
 	// Path is the file's path and Source its bytes as read; set by Load.
 	Path   string `yaml:"-"`
 	Source []byte `yaml:"-"`
+	// tree is App.Dir as Parse read and checked it: OpenApp gives these
+	// bytes, and a Validate again checks them without reading again.
+	tree *Tree
 }
 
 // App is a WSGI or ASGI app directory, copied into an image built from
@@ -193,5 +196,7 @@ func Parse(b []byte, dir string) (File, error) {
 		return File{}, errors.New("a second YAML document: want one stack per file")
 	}
 	f.Dir, f.Source = dir, b
-	return f, f.Validate()
+	tree, err := f.check()
+	f.tree = tree
+	return f, err
 }

@@ -43,10 +43,14 @@ type Tree struct {
 	Bytes   int64
 }
 
-// OpenApp reads f's app directory, checked: see Tree.
+// OpenApp is f's app directory as Parse read and checked it (read now
+// for a File Parse did not make): see Tree.
 func (f File) OpenApp() (*Tree, error) {
-	if f.App == nil {
+	switch {
+	case f.App == nil:
 		return nil, errors.New("stack file: no app directory (image is set)")
+	case f.tree != nil:
+		return f.tree, nil
 	}
 	return readTree(f.Dir, f.App.Dir)
 }

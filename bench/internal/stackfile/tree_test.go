@@ -108,7 +108,10 @@ func TestTreeCopiesOnlyWhatWasChecked(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir, "src", "alias.py")))
 	require.NoError(t, os.Symlink(secret, filepath.Join(dir, "src", "alias.py")))
 	assert.Equal(t, "app = None\n", string(tree.Files()["alias.py"]))
-	_, err = f.OpenApp()
+	again, err := f.OpenApp()
+	require.NoError(t, err)
+	assert.Equal(t, "app = None\n", string(again.Files()["alias.py"]), "the file keeps the tree Load checked: read once")
+	_, err = Load(filepath.Join(dir, "stack.yaml"))
 	require.Error(t, err, "a new read refuses the link")
 }
 

@@ -55,6 +55,14 @@ var (
 
 // Validate names every malformed field, its value and what is accepted.
 func (f File) Validate() error {
+	_, err := f.check()
+	return err
+}
+
+// check validates f, and returns its app directory as read (f's own when
+// Parse read it already, so it is read once).
+func (f File) check() (*Tree, error) {
+	var tree *Tree
 	var errs []error
 	bad := func(field string, value any, want string) {
 		errs = append(errs, fmt.Errorf("%s %s: want %s", field, show(value), want))
@@ -66,7 +74,7 @@ func (f File) Validate() error {
 	case (f.App == nil) == (f.Image == nil):
 		bad("app/image", fmt.Sprintf("%d of them", count(f.App != nil, f.Image != nil)), "exactly one: app (a directory run on the lab's image) or image (your own)")
 	case f.App != nil:
-		f.App.validate(f.Dir, f.Limits.appMemoryMiB(), bad)
+		tree = f.App.validate(f.Dir, f.tree, f.Limits.appMemoryMiB(), bad)
 	default:
 		f.Image.validate(f.Limits.appMemoryMiB(), bad)
 	}
@@ -102,11 +110,16 @@ func (f File) Validate() error {
 		bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("0 (the default, %d) to %d", DefaultFastP95Ms, MaxP95Ms))
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
-	return errors.Join(errs...)
+	return tree, errors.Join(errs...)
 }
 
-func (a *App) validate(dir string, memMiB int, bad func(string, any, string)) {
-	tree, err := readTree(dir, a.Dir)
+// validate checks a, its directory tree (read from dir unless given), and
+// returns the tree.
+func (a *App) validate(dir string, tree *Tree, memMiB int, bad func(string, any, string)) *Tree {
+	var err error
+	if tree == nil {
+		tree, err = readTree(dir, a.Dir)
+	}
 	switch {
 	case inside(a.Dir) != nil:
 		bad("app.dir", a.Dir, "a directory inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
@@ -157,6 +170,7 @@ func (a *App) validate(dir string, memMiB int, bad func(string, any, string)) {
 		}
 	}
 	validEnv("app.env", a.Env, bad)
+	return tree
 }
 
 func (a *App) iface() string {
