@@ -21,6 +21,8 @@ const (
 	DefaultUpstream        = "127.0.0.1:8000"
 	DefaultTempPath        = "/tmp/nginx-proxy-temp"
 	DefaultWorkerProcesses = "auto" // Debian's nginx.conf default
+	// ConfPath is where the rendered config lands in the proxy container.
+	ConfPath = "/tmp/nginx.conf"
 	// ClientMaxBodyBytes is the template's client_max_body_size (32m):
 	// the largest request body NGINX passes on.
 	ClientMaxBodyBytes = 32 << 20

@@ -1,34 +1,18 @@
 package stack
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
-	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/nginxconf"
 )
 
-// DefaultNginxTestWait bounds nginx -t.
+// DefaultNginxTestWait bounds a door's own config check (nginx -t and the
+// others').
 const DefaultNginxTestWait = 30 * time.Second
 
-// NginxTest renders c and runs nginx -t on it in a container of the lab
-// image ref, hardened as the proxy role runs (read-only root, its /tmp),
-// before any pod starts: a team's config that NGINX refuses is refused
-// with NGINX's own words.
+// NginxTest is ProxyCheck of NGINX with c: a team's config that NGINX
+// refuses is refused with NGINX's own words before any pod starts.
 func NginxTest(s *Session, ref string, c nginxconf.Config) error {
-	conf, err := c.Render()
-	if err != nil {
-		return err
-	}
-	code, out, err := runOnce(s, podspec.RoleProxy, "nginx-test", ref,
-		nginxCommand("-t"),
-		[]string{"LAB_NGINX_CONF=" + conf}, DefaultNginxTestWait)
-	if err != nil {
-		return fmt.Errorf("stack: nginx -t: %w", err)
-	}
-	if code != 0 {
-		return fmt.Errorf("stack: nginx -t refuses the config (exit %d): %s", code, strings.TrimSpace(out))
-	}
-	return nil
+	return ProxyCheck(s, ref, proxy.Nginx(c))
 }
