@@ -51,6 +51,8 @@ var jobTests = []struct {
 	// cells served at 10 req/s) come to about 17 minutes at ci's rates.
 	{"TestArticleB", nil, rowsB, 8600 * time.Millisecond, 43 * time.Second},
 	{"TestCrossCheckCatchesSlowGenerator", nil, nil, 27 * time.Second, 0},
+	{"TestFrontDoorPresetsPassOwnCheck", nil, nil, 2 * time.Second, 0},
+	{"TestFrontDoorBrokenConfigRefused", nil, nil, 1 * time.Second, 0},
 	{"TestHardening", nil, nil, 3 * time.Second, 0},
 	{"TestOOMKillIsReported", nil, nil, 10 * time.Second, 0},
 	{"TestImageWithoutHostSources", nil, nil, 35 * time.Second, 0},

@@ -56,7 +56,7 @@ func TestSmokeFast(t *testing.T) {
 			require.NoError(t, pod.ExecJSON(pod.Client, &got, image.AgentPath, "get", "-expect-bytes", "12", pod.URL("/fast")))
 			assert.Equal(t, 200, got.Status)
 			if pod.Proxy != nil {
-				_, err := pod.Exec(pod.Proxy, "nginx", "-e", "stderr", "-t", "-q", "-c", stack.NginxConfPath)
+				_, err := pod.Exec(pod.Proxy, "nginx", "-e", "stderr", "-t", "-q", "-c", podspec.NginxConfPath)
 				assert.NoError(t, err, "nginx -t")
 			}
 		})

@@ -118,6 +118,6 @@ func TestStackNginxConfig(t *testing.T) {
 	require.NoError(t, err)
 	sc, err := engine.NewStackCheck(good)
 	require.NoError(t, err)
-	require.True(t, sc.Path.Proxy.CustomLocation())
-	require.NoError(t, stack.NginxTest(lab.Session, lab.Image, *sc.Path.Proxy))
+	require.True(t, sc.Path.Proxy.Nginx.CustomLocation())
+	require.NoError(t, stack.ProxyCheck(lab.Session, lab.Image, *sc.Path.Proxy))
 }

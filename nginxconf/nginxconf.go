@@ -54,6 +54,8 @@ type Config struct {
 	TempPath string
 	// WorkerProcesses is "auto" or a positive whole number.
 	WorkerProcesses string
+	// Buffers are the proxy_buffer* sizes; the zero value is ArticleBuffers.
+	Buffers Buffers
 	// Custom, when set, is a team's own configuration: location blocks
 	// that replace the lab's location / inside its server (listening on
 	// Listen), server blocks that replace the lab's server (they listen on
@@ -80,7 +82,34 @@ func firstBlock(conf string) string {
 	return m[1]
 }
 
+var nginxSize = regexp.MustCompile(`^([0-9]+ )?[0-9]+[kKmMgG]?$`)
+
 var firstDirective = regexp.MustCompile(`^(?:\s*(?:#[^\n]*)?\n)*\s*([a-z_]+)`)
+
+// Buffers are NGINX's response buffer sizes, each in NGINX's own size
+// syntax ("16k", "4 16k", "32m", "0").
+type Buffers struct {
+	BufferSize, Buffers, BusyBuffersSize, MaxTempFileSize, ClientMaxBodySize string
+}
+
+// ArticleBuffers are article A's: 16k, 4 x 16k, 32k busy, 32m on disk.
+var ArticleBuffers = Buffers{BufferSize: "16k", Buffers: "4 16k", BusyBuffersSize: "32k", MaxTempFileSize: "32m", ClientMaxBodySize: "32m"}
+
+// IngressNginxBuffers are the ingress-nginx controller's documented
+// defaults (proxy-buffer-size 4k, proxy-buffers-number 4,
+// proxy-max-temp-file-size 1024m, proxy-body-size 1m):
+// https://kubernetes.github.io/ingress-nginx/user-guide/nginx-configuration/configmap/
+// busy_buffers is NGINX's default, two buffers.
+var IngressNginxBuffers = Buffers{BufferSize: "4k", Buffers: "4 4k", BusyBuffersSize: "8k", MaxTempFileSize: "1024m", ClientMaxBodySize: "1m"}
+
+// OneMiBBuffers read about 1 MiB of a response ahead, in memory only
+// (proxy_max_temp_file_size 0): a stand-in for Heroku's router, whose
+// documentation states a 1 MB response buffer per connection
+// (https://devcenter.heroku.com/articles/http-routing#response-buffering).
+var OneMiBBuffers = Buffers{BufferSize: "16k", Buffers: "64 16k", BusyBuffersSize: "32k", MaxTempFileSize: "0", ClientMaxBodySize: "32m"}
+
+// WithBuffers sets the buffer sizes.
+func WithBuffers(b Buffers) Option { return func(c *Config) { c.Buffers = b } }
 
 // Option changes a Config.
 type Option func(*Config)
@@ -106,6 +135,7 @@ func New(opts ...Option) Config {
 		Upstream:         DefaultUpstream,
 		TempPath:         DefaultTempPath,
 		WorkerProcesses:  DefaultWorkerProcesses,
+		Buffers:          ArticleBuffers,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -126,6 +156,12 @@ func (c Config) Validate() error {
 	}
 	if !path.IsAbs(c.TempPath) || strings.ContainsAny(c.TempPath, " ;{}\"'\n") {
 		return fmt.Errorf("nginxconf: TempPath %q must be an absolute path without spaces, quotes, braces or ';'", c.TempPath)
+	}
+	for name, v := range map[string]string{"BufferSize": c.Buffers.BufferSize, "Buffers": c.Buffers.Buffers, "BusyBuffersSize": c.Buffers.BusyBuffersSize,
+		"MaxTempFileSize": c.Buffers.MaxTempFileSize, "ClientMaxBodySize": c.Buffers.ClientMaxBodySize} {
+		if !nginxSize.MatchString(v) {
+			return fmt.Errorf("nginxconf: Buffers.%s %q must be an NGINX size such as 16k or 32m (Buffers: a count and a size, 4 16k)", name, v)
+		}
 	}
 	if c.WorkerProcesses != "auto" {
 		if n, err := strconv.Atoi(c.WorkerProcesses); err != nil || n < 1 {

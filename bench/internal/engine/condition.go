@@ -16,6 +16,7 @@ import (
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/nginxconf"
 )
 
@@ -23,8 +24,8 @@ import (
 type Path struct {
 	// ID is "direct", "nginx-off" or "nginx-on".
 	ID string
-	// Proxy is NGINX's configuration in front of the server; nil is direct.
-	Proxy *nginxconf.Config
+	// Proxy is the front door in front of the server; nil is direct.
+	Proxy *proxy.Config
 }
 
 // The three paths of article A.
@@ -35,11 +36,16 @@ var (
 )
 
 func nginxPath(buffering bool) Path {
-	c := nginxconf.New(nginxconf.WithBuffering(buffering))
 	id := "nginx-off"
 	if buffering {
 		id = "nginx-on"
 	}
+	return NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering)))
+}
+
+// NginxPath is the path id through NGINX at settings s.
+func NginxPath(id string, s nginxconf.Config) Path {
+	c := proxy.Nginx(s)
 	return Path{ID: id, Proxy: &c}
 }
 
@@ -188,7 +194,7 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
 	case c.Downloads > 0 && c.paced() && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
-	case c.Downloads > 0 && c.SlowKind == load.KindUpload && c.Path.Proxy != nil && c.BodyBytes > nginxconf.ClientMaxBodyBytes:
+	case c.Downloads > 0 && c.SlowKind == load.KindUpload && c.Path.Proxy != nil && c.Path.Proxy.Kind == proxy.KindNginx && c.BodyBytes > nginxconf.ClientMaxBodyBytes:
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: an upload through NGINX takes at most %d (client_max_body_size)", c.ID, c.BodyBytes, nginxconf.ClientMaxBodyBytes)
 	case c.Downloads > 0 && c.paced() && c.ReadRate <= 0:
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
@@ -235,7 +241,7 @@ func (t *Target) validate(c Condition) error {
 func (c Condition) Pod(imageRef string) podspec.Config {
 	opts := []podspec.Option{podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
 	if c.Path.Proxy != nil && c.Server.Port != 0 {
-		// NGINX forwards to the server's own port.
+		// The proxy forwards to the server's own port.
 		p := *c.Path.Proxy
 		p.Upstream = fmt.Sprintf("127.0.0.1:%d", c.Server.Port)
 		opts = append(opts, podspec.WithProxy(&p))

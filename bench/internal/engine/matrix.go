@@ -99,6 +99,7 @@ func (col Column) server(r Row) (podspec.Server, bool) {
 // through an 8 KiB receive buffer.
 var SlowRead = Column{ID: "slow-read", Clients: 2,
 	Text: "slow readers: 16 MiB downloads read at 2 MiB/s through an 8 KiB receive buffer",
+	Paths: slices.Concat([]Path{Direct, NginxOff, NginxOn}, FrontDoors),
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, load.DefaultDownloadRate
 	}}
@@ -107,8 +108,7 @@ var SlowRead = Column{ID: "slow-read", Clients: 2,
 // proxy_request_buffering off: a request body streams to the server as
 // it arrives.
 var NginxOnStreamedBody = func() Path {
-	c := nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithRequestBuffering(false))
-	return Path{ID: "nginx-on-reqbuf-off", Proxy: &c}
+	return NginxPath("nginx-on-reqbuf-off", nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithRequestBuffering(false)))
 }()
 
 // SlowUpload sends 16 MiB request bodies at 2 MiB/s to POST /upload, which
@@ -308,7 +308,7 @@ func reuse(c Condition) Condition {
 // buffering on under slow readers; and for every other cell of the newer
 // columns, what its verdict.CellRules says.
 func MatrixVerdicts() []verdict.Verdict {
-	named := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured)
+	named := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured, verdict.FrontDoorVerdicts(MatrixRows[0].ID))
 	read := map[string]bool{}
 	for _, v := range named {
 		for _, id := range v.Check.Needs() {
@@ -338,10 +338,14 @@ func MatrixVerdicts() []verdict.Verdict {
 // plan runs the cells they read): verdict.Matrix's but uWSGI's plain
 // generator's stall (its offload twin asserts the same and more),
 // verdict.SlowClients, and sync's protection behind buffering on, which
-// reads article A's nginx-on-2dl.
+// reads article A's nginx-on-2dl, and the front doors' verdicts about
+// sync.
 func CIMatrixVerdicts() []verdict.Verdict {
 	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
 	vs = append(vs, verdict.SlowClients...)
+	// The front doors' cells for sync, once each: their margins are stark
+	// (verdict.FrontDoors).
+	vs = append(vs, verdict.FrontDoorVerdicts(MatrixRows[0].ID)...)
 	for _, c := range MatrixCells() {
 		if c.Column == SlowRead.ID && c.Path == NginxOn.ID && c.Row == MatrixRows[0].ID {
 			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))

@@ -155,9 +155,10 @@ func TestVerdictsNameTheEnginesCells(t *testing.T) {
 
 func TestMatrixCellsReuseArticleA(t *testing.T) {
 	cells := MatrixCells()
-	// slow read, headers and silent: every row on 3 paths; uploads on 4;
-	// the worker timeout on the 4 Gunicorn rows, 2 paths.
-	require.Len(t, cells, len(MatrixRows)*(3*3+4)+4*2)
+	// slow read: every row on 3 paths and the front doors; headers and
+	// silent: every row on 3 paths; uploads on 4; the worker timeout on
+	// the 4 Gunicorn rows, 2 paths.
+	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4)+4*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -194,9 +195,10 @@ func TestCapacitySteps(t *testing.T) {
 	// article A's cells, and the steps the capacity verdicts read.
 	// The ci plan runs every row directly but sync's and gthread's
 	// (article A's) and uWSGI's plain generator, the 7 cells the
-	// slow-client verdicts read, and gthread's steps at 3 and 4.
+	// slow-client verdicts read, sync behind every front door, and
+	// gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3+7+2)
+	assert.Len(t, ci, len(MatrixRows)-3+len(FrontDoors)+7+2)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

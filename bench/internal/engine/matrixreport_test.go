@@ -29,7 +29,8 @@ func TestBuildMatrix(t *testing.T) {
 	assert.Nil(t, BuildMatrix(nil, nil, nil), "no matrix without a cell or a step")
 
 	gevent, sync := MatrixRows[2], MatrixRows[0]
-	cell := MatrixCells()[3*2].Condition // gevent, direct
+	cells := MatrixCells()
+	cell := cells[slices.IndexFunc(cells, func(c MatrixCell) bool { return c.Row == gevent.ID && c.Path == Direct.ID })].Condition
 	require.Equal(t, "matrix-slow-read-gunicorn-gevent-2-direct", cell.ID)
 	conds := []report.Condition{summary(cell, 1.4)}
 	runs := []report.Run{{Condition: cell.ID, Run: 1, Sound: true, Valid: true}}

@@ -26,6 +26,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	in := func(t int64) bool { return t >= from && t <= to }
 
 	o.Proxied = s.Spec.ProxyPort != 0
+	o.Spills = o.Proxied && s.Spec.TempDir != ""
 	for _, t := range s.TempFiles {
 		if in(t.UnixNano) {
 			o.TempfileSamples++

@@ -96,7 +96,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 		}
 		c := nginxconf.New()
 		c.Custom = string(b)
-		sc.Path = Path{ID: "nginx-custom", Proxy: &c}
+		sc.Path = NginxPath("nginx-custom", c)
 	}
 
 	p := f.Paths

@@ -76,7 +76,7 @@ func TestStackConditions(t *testing.T) {
 	require.NoError(t, c.Validate())
 	pod := c.Pod("lab:1")
 	require.NotNil(t, pod.Proxy)
-	assert.True(t, pod.Proxy.Buffering)
+	assert.True(t, pod.Proxy.Nginx.Buffering)
 	assert.EqualValues(t, 128<<20, pod.ProxyLimits.Memory)
 
 	vs := sc.Verdicts()

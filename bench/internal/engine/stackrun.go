@@ -186,8 +186,8 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...StackOption) (rep
 	for _, o := range opts {
 		o(&sc)
 	}
-	if p := sc.Path.Proxy; p != nil && p.Custom != "" {
-		if err := stack.NginxTest(l.Session, l.Image, *p); err != nil {
+	if p := sc.Path.Proxy; p != nil && (p.Custom != "" || p.Nginx != nil && p.Nginx.Custom != "") {
+		if err := stack.ProxyCheck(l.Session, l.Image, *p); err != nil {
 			return report.Stack{}, fmt.Errorf("stack file %s: proxy.config %s: %w", f.Name, f.Proxy.Config, err)
 		}
 	}

@@ -31,9 +31,8 @@ func StreamID(p Path, xaccelNo bool) string {
 }
 
 func gzipPath(buffering bool) Path {
-	c := nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithGzip(true))
 	p := nginxPath(buffering)
-	return Path{ID: p.ID + "-gzip", Proxy: &c}
+	return NginxPath(p.ID+"-gzip", nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithGzip(true)))
 }
 
 // NginxOnGzip and NginxOffGzip are NGINX with buffering on or off and

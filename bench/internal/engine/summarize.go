@@ -159,10 +159,10 @@ func samplerProblems(o report.Observed) []string {
 	}
 	if o.Proxied {
 		if !slices.ContainsFunc(o.Workers, func(w report.WorkerWaits) bool { return w.Role == "proxy" && w.Samples > 0 }) {
-			p = append(p, "the sampler saw no NGINX worker")
+			p = append(p, "the sampler saw no proxy worker")
 		}
-		if o.TempfileSamples == 0 {
-			p = append(p, "the sampler took no sample of NGINX's temp files")
+		if o.Spills && o.TempfileSamples == 0 {
+			p = append(p, "the sampler took no sample of the proxy's temp files")
 		}
 	}
 	return p

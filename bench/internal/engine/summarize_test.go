@@ -27,7 +27,7 @@ func record(c Condition) Record {
 	}
 	res := load.Result{Spec: load.Spec{FastBodyBytes: 12}, StartUnixNano: t0, Elapsed: time.Second, Fast: fast,
 		Downloads: []load.Download{{ID: "x-r1-dl1", Status: 200, Bytes: 100, Expected: 100, Completion: 800 * time.Millisecond}}}
-	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000, ProxyPort: 8080},
+	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000, ProxyPort: 8080, TempDir: "/tmp/nginx-proxy-temp"},
 		Processes: []probe.ProcessInfo{
 			{Process: probe.Process{PID: 11, PPID: 10}, Role: "app", Worker: true},
 			{Process: probe.Process{PID: 21, PPID: 20}, Role: "proxy", Worker: true},
@@ -68,8 +68,8 @@ func TestSummarizeRunInvalidSampler(t *testing.T) {
 		"error":        {func(r *Record) { r.Sampler.Errors = []string{"cgroup: permission denied"} }, "the sampler reported 1 error(s), first: cgroup: permission denied"},
 		"no sample":    {func(r *Record) { r.Sampler.Resources = nil }, "the sampler took no sample of the app"},
 		"no worker":    {func(r *Record) { r.Sampler.Processes = r.Sampler.Processes[1:] }, "the sampler saw no app worker"},
-		"no nginx":     {func(r *Record) { r.Sampler.Processes = r.Sampler.Processes[:1] }, "the sampler saw no NGINX worker"},
-		"no temp file": {func(r *Record) { r.Sampler.TempFiles = nil }, "no sample of NGINX's temp files"},
+		"no nginx":     {func(r *Record) { r.Sampler.Processes = r.Sampler.Processes[:1] }, "the sampler saw no proxy worker"},
+		"no temp file": {func(r *Record) { r.Sampler.TempFiles = nil }, "no sample of the proxy's temp files"},
 		"no series":    {func(r *Record) { r.Sampler = nil }, "no /proc sampler series"},
 		"no request":   {func(r *Record) { r.Load.Fast = nil }, "no /fast request was made"},
 		"short body":   {func(r *Record) { r.Load.Fast[2].Bytes = 3 }, "1 of 4 /fast requests failed"},

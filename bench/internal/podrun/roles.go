@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -58,28 +56,38 @@ func App(e Env) error {
 	return syscall.Exec(bin, s.Cmd, append(env, s.Env...))
 }
 
-// Proxy becomes NGINX on the run's rendered config. It returns only on
-// failure.
+// Proxy becomes the pod's front door on the run's rendered config. It
+// returns only on failure.
 func Proxy(e Env) error {
 	p := e.Entry.Pod.Proxy
 	if p == nil {
-		return fmt.Errorf("podrun: %s runs direct: its pod has no NGINX", e.Entry.Condition)
+		return fmt.Errorf("podrun: %s runs direct: its pod has no proxy", e.Entry.Condition)
+	}
+	d, err := p.Door()
+	if err != nil {
+		return err
 	}
 	conf, err := p.Render()
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(podspec.NginxConfPath, []byte(conf), 0o644); err != nil {
+	if err := os.WriteFile(d.ConfPath(), []byte(conf), 0o644); err != nil {
 		return err
 	}
-	bin, err := exec.LookPath("nginx")
+	for _, dir := range d.Dirs(*p) {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+	}
+	argv := d.Run(d.ConfPath())
+	bin, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err
 	}
 	if err := e.markPID(podspec.RoleProxy); err != nil {
 		return err
 	}
-	return syscall.Exec(bin, []string{"nginx", "-e", "stderr", "-c", podspec.NginxConfPath, "-g", "daemon off;"}, os.Environ())
+	return syscall.Exec(bin, argv, append(os.Environ(), d.Env()...))
 }
 
 // Ready asks role (app, or proxy: the pod's entry point) once for the
@@ -123,9 +131,10 @@ func SamplerSpec(pod podspec.Config, interval time.Duration, stop, ready string)
 	}
 	if pod.Proxy != nil {
 		spec.Containers[podspec.RoleProxy] = ""
-		spec.TempDir = pod.Proxy.TempPath
-		_, port, _ := net.SplitHostPort(pod.Proxy.Listen)
-		spec.ProxyPort, _ = strconv.Atoi(port)
+		if d, err := pod.Proxy.Door(); err == nil {
+			spec.TempDir = d.SpillDir(*pod.Proxy)
+		}
+		spec.ProxyPort = pod.Proxy.Port()
 	}
 	return spec
 }

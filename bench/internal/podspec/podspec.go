@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/nginxconf"
 )
 
@@ -47,7 +48,7 @@ const (
 	WritesLog = "/tmp/lab-writes.jsonl"
 	// NginxConfPath is where the rendered config lands in the proxy
 	// container.
-	NginxConfPath = "/tmp/nginx.conf"
+	NginxConfPath = nginxconf.ConfPath
 )
 
 // Limits are one container's CPU quota and memory limit.
@@ -135,8 +136,9 @@ type Config struct {
 	Image string `json:"image"`
 	// Server runs in the app container.
 	Server Server `json:"server"`
-	// Proxy, when set, puts NGINX in front; clients then talk to it.
-	Proxy *nginxconf.Config `json:"proxy,omitempty"`
+	// Proxy, when set, puts a front door (proxy.Doors) in front; clients
+	// then talk to it.
+	Proxy *proxy.Config `json:"proxy,omitempty"`
 	// CPUPeriod is the CFS period of every limited container.
 	CPUPeriod time.Duration `json:"cpu_period_ns"`
 	// App, ProxyLimits and Client limit the three containers.
@@ -175,8 +177,8 @@ type Option func(*Config)
 // WithServer sets the WSGI server.
 func WithServer(s Server) Option { return func(c *Config) { c.Server = s } }
 
-// WithProxy puts NGINX with p in front of the server; nil removes it.
-func WithProxy(p *nginxconf.Config) Option { return func(c *Config) { c.Proxy = p } }
+// WithProxy puts the front door p in front of the server; nil removes it.
+func WithProxy(p *proxy.Config) Option { return func(c *Config) { c.Proxy = p } }
 
 // WithAppLimits, WithProxyLimits and WithClientLimits set one container's limits.
 func WithAppLimits(l Limits) Option    { return func(c *Config) { c.App = l } }
@@ -223,7 +225,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("podspec: server port %d: want 1 to 65535 (0: %d)", p, AppPort)
 	}
 	if c.Proxy != nil && c.Proxy.Listen == fmt.Sprintf("127.0.0.1:%d", c.Server.ListenPort()) {
-		return fmt.Errorf("podspec: server port %d is NGINX's listen address %s: want another", c.Server.ListenPort(), c.Proxy.Listen)
+		return fmt.Errorf("podspec: server port %d is the %s proxy's listen address %s: want another", c.Server.ListenPort(), c.Proxy.Kind, c.Proxy.Listen)
 	}
 	if r := c.Server.ReadyPath; r != "" && !strings.HasPrefix(r, "/") {
 		return fmt.Errorf("podspec: server ready path %q: want an absolute path such as /healthz", r)
@@ -258,12 +260,13 @@ func (c Config) Validate() error {
 		}
 		// The proxy's root is read-only: its temp files must land in a
 		// tmpfs of its role.
-		writable := false
+		d, _ := c.Proxy.Door()
+		spill, writable := d.SpillDir(*c.Proxy), false
 		for dir := range DefaultHardening[RoleProxy].Tmpfs {
-			writable = writable || strings.HasPrefix(c.Proxy.TempPath+"/", dir+"/")
+			writable = writable || spill == "" || strings.HasPrefix(spill+"/", dir+"/")
 		}
 		if !writable {
-			return fmt.Errorf("podspec: proxy TempPath %q is not under the proxy's tmpfs (%v); its root filesystem is read-only", c.Proxy.TempPath, DefaultHardening[RoleProxy].Tmpfs)
+			return fmt.Errorf("podspec: proxy temp path %q is not under the proxy's tmpfs (%v); its root filesystem is read-only", spill, DefaultHardening[RoleProxy].Tmpfs)
 		}
 	}
 	if c.ReadyWait <= 0 {

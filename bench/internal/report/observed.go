@@ -12,6 +12,9 @@ type Observed struct {
 	TempfileSamples int     `json:"tempfile_samples"`
 	// Proxied is true when NGINX was in the path.
 	Proxied bool `json:"proxied"`
+	// Spills is true when the proxy in the path buffers to disk (its
+	// door has a spill dir, whose open files the sampler counts).
+	Spills bool `json:"spills,omitempty"`
 	// Resources are per container role over the load window.
 	Resources map[string]ResourceSummary `json:"resources"`
 	// Workers are the app's and NGINX's worker processes.

@@ -24,6 +24,7 @@ import (
 
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/runrec"
 	"wsgilab/wsgiapp"
@@ -146,16 +147,20 @@ func (p *Pod) start(t TB) error {
 	}
 	create(&p.App, appOpts, p.join, p.limit(c.App), bootUnquoted)
 	if c.Proxy != nil {
+		d, err := c.Proxy.Door()
+		if err != nil {
+			wg.Wait()
+			return err
+		}
 		conf, err := c.Proxy.Render()
 		if err != nil {
 			wg.Wait()
 			return err
 		}
 		create(&p.Proxy, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Env: []string{"LAB_NGINX_CONF=" + conf}, Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
-			// The config travels in the environment, so no bind mount ties
-			// the lab to a local engine.
-			Cmd: nginxCommand(`-g 'daemon off;'`),
+			Repository: repo, Tag: tag, Env: append([]string{proxy.EnvVar + "=" + conf}, d.Env()...),
+			Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
+			Cmd: proxy.Shell(d, *c.Proxy, d.Run(d.ConfPath())),
 		}, p.join, p.limit(c.ProxyLimits))
 	}
 	create(&p.Client, &dockertest.RunOptions{
@@ -213,15 +218,6 @@ const holderMemory = 16 << 20
 
 // DefaultSamplerMemory limits the sampler container; its CPU is not limited.
 const DefaultSamplerMemory = 256 << 20
-
-// NginxConfPath is where the rendered config lands in the proxy container.
-const NginxConfPath = podspec.NginxConfPath
-
-// nginxCommand writes $LAB_NGINX_CONF to NginxConfPath and runs nginx on
-// it with args.
-func nginxCommand(args string) []string {
-	return []string{"sh", "-c", `printf '%s' "$LAB_NGINX_CONF" > ` + NginxConfPath + ` && exec nginx -e stderr -c ` + NginxConfPath + " " + args}
-}
 
 func (p *Pod) labels(role string) map[string]string {
 	return p.session.labels(role, p.Ident.Condition, p.Ident.Run)

@@ -113,7 +113,7 @@ func (c classCheck) Eval(d Data) (Outcome, error) {
 // engine.MatrixCells).
 func MatrixCellID(row, path string) string {
 	switch {
-	case row == syncRow:
+	case row == syncRow && (path == "direct" || path == "nginx-off" || path == "nginx-on"):
 		return path + "-2dl"
 	case row == gthreadRow && path == "direct":
 		return "gthread-2dl"
