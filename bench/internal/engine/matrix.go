@@ -98,7 +98,7 @@ func (col Column) server(r Row) (podspec.Server, bool) {
 // SlowRead is article A's slow reader: downloads of 16 MiB read at 2 MiB/s
 // through an 8 KiB receive buffer.
 var SlowRead = Column{ID: "slow-read", Clients: 2,
-	Text: "slow readers: 16 MiB downloads read at 2 MiB/s through an 8 KiB receive buffer",
+	Text:  "slow readers: 16 MiB downloads read at 2 MiB/s through an 8 KiB receive buffer",
 	Paths: slices.Concat([]Path{Direct, NginxOff, NginxOn}, FrontDoors),
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, load.DefaultDownloadRate

@@ -24,8 +24,8 @@ import (
 
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
-	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/runrec"
 	"wsgilab/wsgiapp"
 )
