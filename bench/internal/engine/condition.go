@@ -244,6 +244,11 @@ func (c Condition) Pod(imageRef string) podspec.Config {
 		// The proxy forwards to the server's own port.
 		p := *c.Path.Proxy
 		p.Upstream = fmt.Sprintf("127.0.0.1:%d", c.Server.Port)
+		if p.Nginx != nil { // NGINX's nested settings say the same
+			n := *p.Nginx
+			n.Upstream = p.Upstream
+			p.Nginx = &n
+		}
 		opts = append(opts, podspec.WithProxy(&p))
 	}
 	if c.AppLimits != nil {

@@ -27,8 +27,10 @@ import (
 // never resumed. 2: article B's non-blocking cells are measured in
 // rounds (RoundsB), and their run k pairs with the other cells' run k.
 // 3: the fingerprint holds the runs per sweep, matrix and streaming cell,
-// the streaming cells and the shard.
-const JournalProtocol = 3
+// the streaming cells and the shard. 4: a pod's proxy is a proxy.Config
+// (its kind, preset and addresses, NGINX's settings nested), and the
+// proxy role's pids limit is 128.
+const JournalProtocol = 4
 
 // Fingerprint is everything a resumed series must share with the journal
 // it resumes: the host, the images, every condition's pod and load as they

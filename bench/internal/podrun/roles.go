@@ -87,7 +87,10 @@ func Proxy(e Env) error {
 	if err := e.markPID(podspec.RoleProxy); err != nil {
 		return err
 	}
-	return syscall.Exec(bin, argv, append(os.Environ(), d.Env()...))
+	// The door's own variables come first: a program takes the first of
+	// a repeated name, and the door's must win (Caddy's HOME), as they do
+	// under Docker.
+	return syscall.Exec(bin, argv, append(d.Env(), os.Environ()...))
 }
 
 // Ready asks role (app, or proxy: the pod's entry point) once for the

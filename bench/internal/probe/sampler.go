@@ -55,7 +55,8 @@ type SamplerSpec struct {
 	// default, "") or SourceProc. A netlink dump that fails falls back to
 	// /proc for the rest of the series, and Series.SocketSource says so.
 	SocketSource SocketSource `json:"socket_source,omitempty"`
-	// TempDir is NGINX's proxy_temp_path.
+	// TempDir is where the proxy spills responses (NGINX's
+	// proxy_temp_path, lighttpd's upload dir); empty when it never does.
 	TempDir string `json:"temp_dir"`
 	// ReadyAddr, when set, is a unix socket address (a leading @: the
 	// abstract namespace, shared by a pod's containers with its network)

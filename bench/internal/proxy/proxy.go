@@ -159,6 +159,13 @@ func (c Config) Validate() error {
 		if c.Custom != "" {
 			return fmt.Errorf("proxy: an NGINX config of a team's goes in Nginx.Custom, not Custom")
 		}
+		if c.Nginx != nil {
+			s := *c.Nginx
+			s.Listen, s.Upstream = c.Listen, c.Upstream
+			if err := s.Validate(); err != nil {
+				return err
+			}
+		}
 	} else if c.Nginx != nil {
 		return fmt.Errorf("proxy: kind %s takes no NGINX settings", c.Kind)
 	}
@@ -203,13 +210,17 @@ func (c Config) Name() string {
 // environment, so no bind mount ties the lab to a local engine.
 func Shell(d Door, c Config, argv []string) []string {
 	var b strings.Builder
-	b.WriteString(`printf '%s' "$LAB_PROXY_CONF" > ` + d.ConfPath())
+	quote := func(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+	b.WriteString(`printf '%s' "$LAB_PROXY_CONF" > ` + quote(d.ConfPath()))
 	if dirs := d.Dirs(c); len(dirs) > 0 {
-		b.WriteString(" && mkdir -p " + strings.Join(dirs, " "))
+		b.WriteString(" && mkdir -p")
+		for _, dir := range dirs {
+			b.WriteString(" " + quote(dir))
+		}
 	}
 	b.WriteString(" && exec")
 	for _, a := range argv {
-		b.WriteString(" '" + strings.ReplaceAll(a, "'", `'\''`) + "'")
+		b.WriteString(" " + quote(a))
 	}
 	return []string{"sh", "-c", b.String()}
 }

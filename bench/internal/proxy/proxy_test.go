@@ -80,5 +80,5 @@ func TestShellQuotes(t *testing.T) {
 	d := Doors[KindLighttpd]
 	cmd := Shell(d, New(KindLighttpd, ""), d.Run(d.ConfPath()))
 	require.Len(t, cmd, 3)
-	assert.True(t, strings.HasPrefix(cmd[2], `printf '%s' "$LAB_PROXY_CONF" > /tmp/lighttpd.conf && mkdir -p /tmp/lighttpd-upload && exec 'lighttpd' '-D'`), cmd[2])
+	assert.True(t, strings.HasPrefix(cmd[2], `printf '%s' "$LAB_PROXY_CONF" > '/tmp/lighttpd.conf' && mkdir -p '/tmp/lighttpd-upload' && exec 'lighttpd' '-D'`), cmd[2])
 }

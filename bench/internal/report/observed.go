@@ -10,7 +10,7 @@ type Observed struct {
 	// where there is no NGINX to sample).
 	TempfilePeakMiB float64 `json:"tempfile_peak_mib"`
 	TempfileSamples int     `json:"tempfile_samples"`
-	// Proxied is true when NGINX was in the path.
+	// Proxied is true when a proxy (a front door) was in the path.
 	Proxied bool `json:"proxied"`
 	// Spills is true when the proxy in the path buffers to disk (its
 	// door has a spill dir, whose open files the sampler counts).

@@ -29,7 +29,7 @@ var FrontDoors = []FrontDoor{
 		"mod_proxy_http streams the response through its 8 KiB ProxyIOBufferSize, so the worker waits for the client"},
 	{"caddy", Stalls, "2 sync workers behind Caddy 2.6.2's reverse_proxy at its defaults stall /fast under 2 slow readers: it streams each response through a 32 KiB copy buffer"},
 	{"caddy-buffered", notStalled, "Caddy's reverse_proxy with buffer_responses frees the sync workers: each 16 MiB response is read into memory at once, and /fast stays out of the stall. " +
-		"It is not always protected: copying 32 MiB within Caddy's 0.20 core slowed /fast to a p95 of 2.7 to 151 ms"},
+		"It is not always protected, and it is near its end: holding 2 x 16 MiB in Go's heap took Caddy's memory to its 96 MiB limit, and /fast's p95 ran 2.7 to 187 ms over 4 runs"},
 	{"lighttpd", Protected, "2 sync workers behind lighttpd 1.4.69 at its default server.stream-response-body 0 keep /fast protected under 2 slow readers: " +
 		"lighttpd reads each whole response ahead, into temp files past its memory chunks"},
 	{"lighttpd-stream-2", Stalls, "lighttpd with server.stream-response-body 2 stalls /fast under 2 slow readers: it reads the server only as the client drains the response"},
