@@ -261,9 +261,10 @@ func (c Config) Validate() error {
 		// The proxy's root is read-only: its temp files must land in a
 		// tmpfs of its role.
 		d, _ := c.Proxy.Door()
-		spill, writable := d.SpillDir(*c.Proxy), false
+		spill := d.SpillDir(*c.Proxy)
+		writable := spill == "" // a door that never spills needs no path
 		for dir := range DefaultHardening[RoleProxy].Tmpfs {
-			writable = writable || spill == "" || strings.HasPrefix(spill+"/", dir+"/")
+			writable = writable || strings.HasPrefix(spill+"/", dir+"/")
 		}
 		if !writable {
 			return fmt.Errorf("podspec: proxy temp path %q is not under the proxy's tmpfs (%v); its root filesystem is read-only", spill, DefaultHardening[RoleProxy].Tmpfs)

@@ -10,6 +10,7 @@ package proxy
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path"
 	"slices"
@@ -96,14 +97,7 @@ var Doors = map[string]Door{
 }
 
 // Kinds are the kinds of Doors, sorted.
-func Kinds() []string {
-	var out []string
-	for k := range Doors {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func Kinds() []string { return slices.Sorted(maps.Keys(Doors)) }
 
 // New is a Config of kind at preset on the default addresses.
 func New(kind, preset string) Config {

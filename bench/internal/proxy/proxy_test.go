@@ -3,12 +3,14 @@ package proxy
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/fixtures"
 	"wsgilab/nginxconf"
 )
 
@@ -33,6 +35,17 @@ func TestRenderEveryPreset(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+p.ID), []byte(text), 0o644))
 			}
 		}
+	}
+}
+
+// Every door's package is in the image's recipe, so a door the lab
+// declares is a door the image has.
+func TestPackagesInImage(t *testing.T) {
+	b, err := fixtures.Image.ReadFile("image/packages.txt")
+	require.NoError(t, err)
+	pkgs := strings.Fields(regexp.MustCompile(`(?m)#.*$`).ReplaceAllString(string(b), ""))
+	for _, kind := range Kinds() {
+		assert.Contains(t, pkgs, Doors[kind].Package(), "door %s", kind)
 	}
 }
 
