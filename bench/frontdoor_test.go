@@ -44,6 +44,8 @@ var brokenDoorConfigs = []struct {
 		[]string{"caddy validate refuses the config", "bufer_responses"}},
 	{proxy.KindLighttpd, "server.port = 8080\nserver.document-root = \"/tmp\"\nproxy.server = (\n",
 		[]string{"lighttpd -tt refuses the config"}},
+	{proxy.KindVarnish, "vcl 4.1;\nbackend app { .host = \"127.0.0.1\"; .port = \"8000\"; }\nsub vcl_recv { retrun (pass); }\n",
+		[]string{"varnishd -C refuses the config", "retrun"}},
 	{proxy.KindApache, "", // the lab's own config with one typo
 		[]string{"apache2 -t refuses the config", "Invalid command 'ProxyPas'"}},
 }

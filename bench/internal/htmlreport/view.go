@@ -464,6 +464,7 @@ func buildEnv(f *files) envView {
 			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn}, {"NGINX", e.Versions.Nginx},
 			{"uWSGI", e.Versions.UWSGI}, {"Django", e.Versions.Django}, {"gevent", e.Versions.Gevent},
 			{"Uvicorn", e.Versions.Uvicorn}, {"uvloop", e.Versions.Uvloop}, {"httptools", e.Versions.Httptools},
+			{"front doors", frontDoors(e.Versions.FrontDoors)},
 			{"CPU model", e.Versions.CPUModel},
 		}},
 		{"Machine, before the series", []kv{
@@ -556,4 +557,14 @@ func hardeningRows(h map[string]podspec.Hardening) []kv {
 			cmp.Or(r.User, "root"), caps, cmp.Or(strings.Join(tmpfs, ", "), "none"), r.PidsLimit)})
 	}
 	return rows
+}
+
+// frontDoors lists each front door's own version, by kind: "apache
+// 2.4.71 · caddy 2.6.2 · ...".
+func frontDoors(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" "+m[k])
+	}
+	return strings.Join(parts, " · ")
 }

@@ -79,7 +79,7 @@ func Proxy(e Env) error {
 			return err
 		}
 	}
-	argv := d.Run(d.ConfPath())
+	argv := d.Run(*p, d.ConfPath())
 	bin, err := exec.LookPath(argv[0])
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"path"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ const (
 	KindApache   = "apache"
 	KindCaddy    = "caddy"
 	KindLighttpd = "lighttpd"
+	KindVarnish  = "varnish"
 )
 
 // Door is one front door's integration with the lab.
@@ -42,6 +44,9 @@ type Door interface {
 	Kind() string
 	// Package is its Debian bookworm package (fixtures/image/packages.txt).
 	Package() string
+	// Version is the command whose output's first line carries its
+	// version (VersionOf reads it), for environment.json.
+	Version() []string
 	// Presets are the settings the lab runs it at, the first its packaged
 	// defaults; each names the source of what it copies.
 	Presets() []Preset
@@ -49,10 +54,10 @@ type Door interface {
 	ConfPath() string
 	// Render is its config for c (c.Preset, or c.Custom verbatim).
 	Render(c Config) (string, error)
-	// Run is the command that serves on the config at conf in the
+	// Run is the command that serves c on the config at conf in the
 	// foreground; Check is its own config check of that file.
-	Run(conf string) []string
-	Check(conf string) []string
+	Run(c Config, conf string) []string
+	Check(c Config, conf string) []string
 	// Env is its environment; Dirs are made before it starts.
 	Env() []string
 	Dirs(c Config) []string
@@ -94,6 +99,7 @@ var Doors = map[string]Door{
 	KindApache:   apacheDoor{},
 	KindCaddy:    caddyDoor{},
 	KindLighttpd: lighttpdDoor{},
+	KindVarnish:  varnishDoor{},
 }
 
 // Kinds are the kinds of Doors, sorted.
@@ -221,3 +227,14 @@ func Shell(d Door, c Config, argv []string) []string {
 
 // EnvVar carries the rendered config into the proxy container.
 const EnvVar = "LAB_PROXY_CONF"
+
+// versionNumber is the first dotted version in a line.
+var versionNumber = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
+
+// VersionOf is the version in out, what a door's Version command printed:
+// the first dotted number of its first line ("HAProxy version
+// 2.6.12-1+deb12u4" gives 2.6.12), "" when it has none.
+func VersionOf(out string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(out), "\n")
+	return versionNumber.FindString(first)
+}

@@ -30,7 +30,9 @@ func TestRenderEveryPreset(t *testing.T) {
 			text, err := c.Render()
 			require.NoError(t, err, "%s %s", kind, p.ID)
 			assert.Contains(t, text, "8123", "%s %s forwards elsewhere", kind, p.ID)
-			assert.Contains(t, text, "8080", "%s %s listens elsewhere", kind, p.ID)
+			// The listen address is in the config or, for Varnish, on
+			// the command line.
+			assert.Contains(t, text+strings.Join(d.Run(c, d.ConfPath()), " "), "8080", "%s %s listens elsewhere", kind, p.ID)
 			if dir := os.Getenv("LAB_PROXY_DUMP"); dir != "" {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+p.ID), []byte(text), 0o644))
 			}
@@ -69,7 +71,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		c    Config
 		want string
 	}{
-		{New("squid", ""), `kind "squid": want one of ["apache" "caddy" "haproxy" "lighttpd" "nginx"]`},
+		{New("squid", ""), `kind "squid": want one of ["apache" "caddy" "haproxy" "lighttpd" "nginx" "varnish"]`},
 		{New(KindCaddy, "huge"), `caddy preset "huge": want one of ["defaults" "buffered"]`},
 		{Config{Kind: KindHAProxy, Listen: "8080", Upstream: DefaultUpstream}, `Listen "8080" is not host:port`},
 		{Config{Kind: KindHAProxy, Listen: DefaultListen, Upstream: "127.0.0.1:0"}, `Upstream "127.0.0.1:0" has no port`},
@@ -91,7 +93,7 @@ func TestCustomIsVerbatim(t *testing.T) {
 
 func TestShellQuotes(t *testing.T) {
 	d := Doors[KindLighttpd]
-	cmd := Shell(d, New(KindLighttpd, ""), d.Run(d.ConfPath()))
+	cmd := Shell(d, New(KindLighttpd, ""), d.Run(New(KindLighttpd, ""), d.ConfPath()))
 	require.Len(t, cmd, 3)
 	assert.True(t, strings.HasPrefix(cmd[2], `printf '%s' "$LAB_PROXY_CONF" > '/tmp/lighttpd.conf' && mkdir -p '/tmp/lighttpd-upload' && exec 'lighttpd' '-D'`), cmd[2])
 }

@@ -157,6 +157,9 @@ type Versions struct {
 	Uvicorn   string `json:"uvicorn"`
 	Uvloop    string `json:"uvloop"`
 	Httptools string `json:"httptools"`
+	// FrontDoors maps each front door's kind (proxy.Kinds) to the version
+	// it prints itself (nginx 1.22.1, haproxy 2.6.12, ...).
+	FrontDoors map[string]string `json:"front_doors"`
 	// Packages maps every Debian package in the image to its version.
 	Packages map[string]string `json:"packages"`
 	// CPUModel is the processor as a container sees it (not namespaced),

@@ -22,7 +22,7 @@ func ProxyCheck(s *Session, ref string, c proxy.Config) error {
 	if err != nil {
 		return err
 	}
-	check := d.Check(d.ConfPath())
+	check := d.Check(c, d.ConfPath())
 	code, out, err := runOnce(s, podspec.RoleProxy, c.Kind+"-check", ref,
 		proxy.Shell(d, c, check), append([]string{proxy.EnvVar + "=" + conf}, d.Env()...), DefaultNginxTestWait)
 	if err != nil {

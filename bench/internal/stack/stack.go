@@ -160,7 +160,7 @@ func (p *Pod) start(t TB) error {
 		create(&p.Proxy, &dockertest.RunOptions{
 			Repository: repo, Tag: tag, Env: append([]string{proxy.EnvVar + "=" + conf}, d.Env()...),
 			Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
-			Cmd: proxy.Shell(d, *c.Proxy, d.Run(d.ConfPath())),
+			Cmd: proxy.Shell(d, *c.Proxy, d.Run(*c.Proxy, d.ConfPath())),
 		}, p.join, p.limit(c.ProxyLimits))
 	}
 	create(&p.Client, &dockertest.RunOptions{

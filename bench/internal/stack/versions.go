@@ -13,10 +13,22 @@ import (
 
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/report"
 )
 
-const versionScript = `set -e
+// versionScript asks every component of the image for its version, each
+// front door (proxy.Doors) through its Door.Version.
+var versionScript = func() string {
+	var b strings.Builder
+	b.WriteString(componentScript)
+	for _, kind := range proxy.Kinds() {
+		fmt.Fprintf(&b, "echo \"door:%s=$(%s 2>&1 | head -n 1)\"\n", kind, strings.Join(proxy.Doors[kind].Version(), " "))
+	}
+	return b.String()
+}()
+
+const componentScript = `set -e
 echo "python=$(python3 -c 'import platform; print(platform.python_version())')"
 echo "gunicorn=$(python3 -c 'import gunicorn; print(gunicorn.__version__)')"
 echo "django=$(python3 -c 'import django; print(django.get_version())')"
@@ -78,10 +90,16 @@ func runOnce(s *Session, role, condition, ref string, cmd, env []string, wait ti
 }
 
 func parseVersions(s string) (report.Versions, error) {
-	v := report.Versions{Packages: map[string]string{}}
+	v := report.Versions{Packages: map[string]string{}, FrontDoors: map[string]string{}}
 	sc := bufio.NewScanner(strings.NewReader(s))
 	for sc.Scan() {
 		line := sc.Text()
+		if door, ok := strings.CutPrefix(line, "door:"); ok {
+			if kind, out, ok := strings.Cut(door, "="); ok {
+				v.FrontDoors[kind] = proxy.VersionOf(out)
+			}
+			continue
+		}
 		if pkg, ok := strings.CutPrefix(line, "pkg:"); ok {
 			if name, ver, ok := strings.Cut(pkg, "="); ok {
 				v.Packages[name] = ver
@@ -119,6 +137,11 @@ func parseVersions(s string) (report.Versions, error) {
 	}
 	if v.Python == "" || v.Gunicorn == "" || v.Nginx == "" || len(v.Packages) == 0 {
 		return v, fmt.Errorf("stack: version output is incomplete:\n%s", s)
+	}
+	for _, kind := range proxy.Kinds() {
+		if v.FrontDoors[kind] == "" {
+			return v, fmt.Errorf("stack: front door %s printed no version (%s):\n%s", kind, strings.Join(proxy.Doors[kind].Version(), " "), s)
+		}
 	}
 	return v, nil
 }
