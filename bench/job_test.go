@@ -72,7 +72,7 @@ var jobTests = []struct {
 	{"TestSmokeLarge", nil, nil, 1 * time.Second, 0},
 	{"TestSmokeLimits", nil, nil, 1 * time.Second, 0},
 	{"TestStack", nil, stackChecks, 49 * time.Second, 0},
-	{"TestStackNginxConfig", nil, nil, 1 * time.Second, 0},
+	{"TestStackProxyConfig", nil, nil, 3 * time.Second, 0},
 	{"TestStream", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Streams, func(engine.Condition) int { return p.StreamRuns }
 	}, nil, 6300 * time.Millisecond, 0},

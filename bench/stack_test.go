@@ -19,8 +19,8 @@ import (
 // exampleStacks are fixtures/stacks' stack files and the verdict each must
 // get, behaviour by behaviour (report.StackBehaviour.Text); subtests are
 // named by id. Those marked full run under the full profile only (make
-// repro): make test keeps its budget with a stack meant to fail (sync)
-// and the worked examples of fixtures/stacks/README.md: a Flask app, a
+// repro): make test keeps its budget with two stacks meant to fail (sync,
+// and sync behind HAProxy at its defaults) and the worked examples of fixtures/stacks/README.md: a Flask app, a
 // Django project behind NGINX and a FastAPI app under single-process
 // Uvicorn.
 var exampleStacks = []struct {
@@ -30,6 +30,7 @@ var exampleStacks = []struct {
 	full     bool
 }{
 	{"sync", "sync.yaml", false, []string{"stalls at 2 slow readers"}, false},
+	{"haproxy", "haproxy.yaml", false, []string{"stalls at 2 slow readers"}, false},
 	{"flask", "flask/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"django", "django/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"fastapi", "fastapi/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
@@ -47,7 +48,7 @@ const exampleImage = "wsgilab-example/shop:1"
 // STACK=path/stack.yaml): one subtest per requirement, failing when the
 // requirement failed; the verdict and its advice are logged and written
 // to stacks.json. Without LAB_STACK it checks the example stacks of
-// fixtures/stacks (exampleStacks: four under ci, seven under full), each
+// fixtures/stacks (exampleStacks: five under ci, eight under full), each
 // of which must get its known verdict.
 //
 //	LAB_STACK=fixtures/stacks/sync.yaml go test ./bench -run TestStack -v
@@ -100,24 +101,44 @@ func TestStack(t *testing.T) {
 	}
 }
 
-// A team's own NGINX config goes through nginx -t before any pod: a typo
-// refuses the stack with NGINX's own words and starts nothing; a good
-// location block passes.
-func TestStackNginxConfig(t *testing.T) {
-	f, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", "own-nginx-typo.yaml"))
-	require.NoError(t, err, "a valid stack file: only NGINX can tell")
-	_, err = lab.CheckStack(t, f)
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "proxy.config nginx/typo.conf: stack: nginx -t refuses the config")
-	assert.Contains(t, err.Error(), `unknown directive "proxy_bufering"`)
-	for _, c := range lab.Reports.Conditions() {
-		assert.NotContains(t, c.ID, "shop-typo", "no step of a refused stack ran")
+// A team's own front-door config goes through the door's own check before
+// any pod: a typo refuses the stack with the door's own words, naming the
+// field, and starts nothing; a good config passes.
+func TestStackProxyConfig(t *testing.T) {
+	for _, tc := range []struct {
+		file, stack string
+		says        []string
+	}{
+		{"own-nginx-typo.yaml", "shop-typo", []string{"proxy.config nginx/typo.conf: stack: nginx -t refuses the config", `unknown directive "proxy_bufering"`}},
+		{"own-haproxy-typo.yaml", "shop-haproxy-typo", []string{"proxy.config haproxy/typo.cfg: stack: haproxy -c refuses the config", "clinet"}},
+		{"own-caddy-typo.yaml", "shop-caddy-typo", []string{"proxy.config caddy/typo.Caddyfile: stack: caddy validate refuses the config", "bufer_responses"}},
+	} {
+		t.Run(tc.stack, func(t *testing.T) {
+			f, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", tc.file))
+			require.NoError(t, err, "a valid stack file: only the door can tell")
+			_, err = lab.CheckStack(t, f)
+			require.Error(t, err)
+			for _, w := range tc.says {
+				assert.Contains(t, err.Error(), w)
+			}
+			for _, c := range lab.Reports.Conditions() {
+				assert.NotContains(t, c.ID, tc.stack, "no step of a refused stack ran")
+			}
+		})
 	}
-
-	good, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", "own-nginx.yaml"))
-	require.NoError(t, err)
-	sc, err := engine.NewStackCheck(good)
-	require.NoError(t, err)
-	require.True(t, sc.Path.Proxy.Nginx.CustomLocation())
-	require.NoError(t, stack.ProxyCheck(lab.Session, lab.Image, *sc.Path.Proxy))
+	for _, file := range []string{"own-nginx.yaml", "own-haproxy.yaml"} {
+		t.Run(file, func(t *testing.T) {
+			good, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", file))
+			require.NoError(t, err)
+			sc, err := engine.NewStackCheck(good)
+			require.NoError(t, err)
+			require.NotNil(t, sc.Path.Proxy)
+			if sc.Path.Proxy.Nginx != nil {
+				require.True(t, sc.Path.Proxy.Nginx.CustomLocation())
+			} else {
+				require.Equal(t, "haproxy-custom", sc.Path.ID)
+			}
+			require.NoError(t, stack.ProxyCheck(lab.Session, lab.Image, *sc.Path.Proxy))
+		})
+	}
 }

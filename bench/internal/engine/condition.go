@@ -241,15 +241,7 @@ func (t *Target) validate(c Condition) error {
 func (c Condition) Pod(imageRef string) podspec.Config {
 	opts := []podspec.Option{podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
 	if c.Path.Proxy != nil && c.Server.Port != 0 {
-		// The proxy forwards to the server's own port.
-		p := *c.Path.Proxy
-		p.Upstream = fmt.Sprintf("127.0.0.1:%d", c.Server.Port)
-		if p.Nginx != nil { // NGINX's nested settings say the same
-			n := *p.Nginx
-			n.Upstream = p.Upstream
-			p.Nginx = &n
-		}
-		opts = append(opts, podspec.WithProxy(&p))
+		opts = append(opts, podspec.WithProxy(forwardingTo(*c.Path.Proxy, c.Server)))
 	}
 	if c.AppLimits != nil {
 		opts = append(opts, podspec.WithAppLimits(*c.AppLimits))
@@ -314,4 +306,19 @@ func ValidateAll(cs []Condition) error {
 		seen[c.ID] = true
 	}
 	return nil
+}
+
+// forwardingTo is p forwarding to s's own port, when s has one (a team's
+// image): p's Upstream and NGINX's nested settings say the same.
+func forwardingTo(p proxy.Config, s podspec.Server) *proxy.Config {
+	if s.Port == 0 {
+		return &p
+	}
+	p.Upstream = fmt.Sprintf("127.0.0.1:%d", s.Port)
+	if p.Nginx != nil {
+		n := *p.Nginx
+		n.Upstream = p.Upstream
+		p.Nginx = &n
+	}
+	return &p
 }

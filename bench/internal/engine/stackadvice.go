@@ -17,13 +17,33 @@ var pathPhrases = map[string]string{
 	NginxOn.ID:             "behind NGINX with proxy_buffering on",
 	NginxOnStreamedBody.ID: "behind NGINX with proxy_buffering on but proxy_request_buffering off",
 	"nginx-custom":         "behind your NGINX config",
+	NginxIngress.ID:        "behind NGINX at the ingress-nginx controller's defaults",
+	NginxReadAhead1M.ID:    "behind NGINX reading about 1 MiB of each response ahead",
+	Varnish.ID:             "behind Varnish passing every request",
+}
+
+// pathPhrase names path id in advice: pathPhrases', or the front door
+// and its preset ("behind haproxy at its packaged defaults", "behind
+// caddy at its buffered preset", "behind your haproxy config").
+func pathPhrase(id string) string {
+	if p, ok := pathPhrases[id]; ok {
+		return p
+	}
+	if kind, ok := strings.CutSuffix(id, "-custom"); ok {
+		return "behind your " + kind + " config"
+	}
+	kind, preset, _ := strings.Cut(id, "-")
+	if preset == "" {
+		return "behind " + kind + " at its packaged defaults"
+	}
+	return "behind " + kind + " at its " + preset + " preset"
 }
 
 // StackAdvice is one sentence for st, taken from the matrix m: for each
 // behaviour that failed, where the stack stalled and what protected every
 // cell of that column in m; for a stack that passed, what held.
 func StackAdvice(st report.Stack, m *report.Matrix) string {
-	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrases[st.Path])
+	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrase(st.Path))
 	switch st.Baseline.State {
 	case stateNoData:
 		return fmt.Sprintf("The lab could not measure %s with no slow client (no sound run of its baseline): see runs.json's invalid reasons; nothing about the stack follows.",
@@ -57,7 +77,7 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 	if len(failed) == 0 {
 		s := fmt.Sprintf("%s held every requirement: %s", who, strings.Join(held, ", "))
 		b := st.Behaviours[0]
-		if p := protectors(m, b.Column, b.Noun); st.Path != Direct.ID && strings.Contains(p, strings.TrimPrefix(pathPhrases[st.Path], "behind ")+" kept") {
+		if p := protectors(m, b.Column, b.Noun); st.Path != Direct.ID && strings.Contains(p, strings.TrimPrefix(pathPhrase(st.Path), "behind ")+" kept") {
 			s += "; " + p
 		}
 		return s + "."
@@ -107,7 +127,7 @@ func protectors(m *report.Matrix, col, noun string) string {
 			keys = append(keys, [2]string{r, p})
 		}
 		if p != Direct.ID && every(keys) {
-			paths = append(paths, strings.TrimPrefix(pathPhrases[p], "behind "))
+			paths = append(paths, strings.TrimPrefix(pathPhrase(p), "behind "))
 		}
 	}
 	for _, r := range rows {

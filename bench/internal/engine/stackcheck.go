@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/stackfile"
 	"wsgilab/bench/internal/verdict"
 	"wsgilab/nginxconf"
@@ -82,21 +83,38 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	srv.ReadyPath, srv.ReadyStatus = f.Paths.Fast.Path, f.Paths.Fast.Status
 	sc.Row = Row{ID: f.Name, Server: srv, Concurrency: sc.Info.Capacity, Basis: sc.Info.Basis}
 
-	switch f.Proxy.Mode {
-	case "", stackfile.ProxyNone:
+	switch kind := f.Proxy.DoorKind(); {
+	case f.Proxy.None():
 		sc.Path = Direct
-	case stackfile.ProxyBufferingOn:
+	case kind == proxy.KindNginx && f.Proxy.Mode == stackfile.ProxyBufferingOn:
 		sc.Path = NginxOn
-	case stackfile.ProxyBufferingOff:
+	case kind == proxy.KindNginx && f.Proxy.Mode == stackfile.ProxyBufferingOff:
 		sc.Path = NginxOff
-	case stackfile.ProxyCustom:
-		b, err := f.ReadConfig()
-		if err != nil {
-			return StackCheck{}, fmt.Errorf("stack file %s: proxy.config %q: want the file as it was checked: %w", f.Name, f.Proxy.Config, err)
+	default:
+		var own []byte
+		if f.Proxy.Config != "" {
+			var err error
+			if own, err = f.ReadConfig(); err != nil {
+				return StackCheck{}, fmt.Errorf("stack file %s: proxy.config %q: want the file as it was checked: %w", f.Name, f.Proxy.Config, err)
+			}
 		}
-		c := nginxconf.New()
-		c.Custom = string(b)
-		sc.Path = NginxPath("nginx-custom", c)
+		if kind == proxy.KindNginx {
+			c := nginxconf.New()
+			c.Custom = string(own)
+			sc.Path = NginxPath("nginx-custom", c)
+			break
+		}
+		sc.Path = doorPath(kind, f.Proxy.Preset)
+		if own != nil {
+			c := *sc.Path.Proxy
+			c.Custom = string(own)
+			sc.Path = Path{ID: kind + "-custom", Proxy: &c}
+		}
+	}
+	// The door forwards to the server's own port, in the config it is
+	// checked with as in the one it runs.
+	if sc.Path.Proxy != nil {
+		sc.Path.Proxy = forwardingTo(*sc.Path.Proxy, srv)
 	}
 
 	p := f.Paths

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stack"
 	"wsgilab/bench/internal/stackfile"
@@ -186,9 +187,20 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...StackOption) (rep
 	for _, o := range opts {
 		o(&sc)
 	}
-	if p := sc.Path.Proxy; p != nil && (p.Custom != "" || p.Nginx != nil && p.Nginx.Custom != "") {
+	// Every front door, preset or own config, passes its own config check
+	// before anything is built or started.
+	if p := sc.Path.Proxy; p != nil {
+		field := "proxy.kind " + p.Kind
+		switch {
+		case f.Proxy.Config != "":
+			field = "proxy.config " + f.Proxy.Config
+		case p.Kind == proxy.KindNginx:
+			field = "proxy.mode " + f.Proxy.Mode
+		case f.Proxy.Preset != "":
+			field = "proxy.preset " + f.Proxy.Preset
+		}
 		if err := stack.ProxyCheck(l.Session, l.Image, *p); err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: proxy.config %s: %w", f.Name, f.Proxy.Config, err)
+			return report.Stack{}, fmt.Errorf("stack file %s: %s: %w", f.Name, field, err)
 		}
 	}
 	eng := l.Session.Pool().Client

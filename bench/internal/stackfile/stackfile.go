@@ -92,17 +92,30 @@ const (
 	ProxyCustom       = "custom"
 )
 
-// Proxy is NGINX in front of the server, or nothing.
+// Proxy is the front door in front of the server, or nothing.
 type Proxy struct {
-	// Mode is none (the default), buffering-on or buffering-off (the
-	// lab's template), or custom (Config).
+	// Kind is the front door: nginx (the default), haproxy, apache,
+	// caddy, lighttpd or varnish (proxy.Kinds), each from Debian bookworm
+	// on the lab's image.
+	Kind string `yaml:"kind"`
+	// Mode, for nginx: none (the default), buffering-on or buffering-off
+	// (the lab's template), or custom (Config). Other kinds take none.
 	Mode string `yaml:"mode"`
-	// Config, for custom, is the team's NGINX config file, relative to
-	// the stack file and inside its directory: location blocks (the lab's server block, listening
-	// on 127.0.0.1:8080, wraps them), server blocks or a whole http
-	// block, which listen on 127.0.0.1:8080 themselves. proxy_pass
-	// http://app; reaches the server from location and server blocks. It
-	// is checked with nginx -t before anything runs.
+	// Preset, for the other kinds: one of the door's presets
+	// (proxy.Door.Presets; empty: its packaged defaults).
+	Preset string `yaml:"preset"`
+	// Config is a team's own config file, relative to the stack file and
+	// inside its directory, checked by the door's own config check
+	// (nginx -t, haproxy -c, apache2 -t, caddy validate, lighttpd -tt,
+	// varnishd -C)
+	// before anything runs. For nginx, with mode custom: location blocks
+	// (the lab's server block, listening on 127.0.0.1:8080, wraps them),
+	// server blocks or a whole http block, which listen on 127.0.0.1:8080
+	// themselves; proxy_pass http://app; reaches the server from location
+	// and server blocks. For the other kinds, instead of a preset: the
+	// door's whole config, used verbatim, in the foreground, listening on
+	// 127.0.0.1:8080 and forwarding to the server at 127.0.0.1:8000 (an
+	// app directory's) or at 127.0.0.1:image.port.
 	Config string `yaml:"config"`
 }
 

@@ -15,12 +15,12 @@ import (
 
 const stacks = "../../../fixtures/stacks"
 
-// Every example stack file loads: the shop app's, the NGINX ones and the
-// worked examples' (one directory each).
+// Every example stack file loads: the shop app's, the NGINX, HAProxy and
+// Caddy ones and the worked examples' (one directory each).
 func TestExamplesLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(stacks, "*.yaml"))
 	require.NoError(t, err)
-	require.Len(t, files, 5)
+	require.Len(t, files, 9)
 	worked, err := filepath.Glob(filepath.Join(stacks, "*", "stack.yaml"))
 	require.NoError(t, err)
 	require.Len(t, worked, 4)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"wsgilab/bench/internal/proxy"
 )
 
 // Bounds of a stack file's fields.
@@ -91,7 +93,7 @@ func (f File) check() (*Tree, error) {
 			bad("limits."+role+".memory_mib", l.MemoryMiB, fmt.Sprintf("%d to %d", MinMemMiB, MaxMemMiB))
 		}
 	}
-	if f.Limits.Proxy != nil && f.Proxy.mode() == ProxyNone {
+	if f.Limits.Proxy != nil && f.Proxy.None() {
 		bad("limits.proxy", "set", "no proxy limits when proxy.mode is none")
 	}
 	r := f.Requires
@@ -236,26 +238,74 @@ func (p Proxy) mode() string {
 	return p.Mode
 }
 
+// DoorKind is p's front door: nginx unless another is named.
+func (p Proxy) DoorKind() string {
+	if p.Kind == "" {
+		return proxy.KindNginx
+	}
+	return p.Kind
+}
+
+// None is whether nothing sits in front of the server.
+func (p Proxy) None() bool { return p.DoorKind() == proxy.KindNginx && p.mode() == ProxyNone }
+
 func (p Proxy) validate(dir string, bad func(string, any, string)) {
-	modes := []string{ProxyNone, ProxyBufferingOn, ProxyBufferingOff, ProxyCustom}
-	if !slices.Contains(modes, p.mode()) {
-		bad("proxy.mode", p.Mode, fmt.Sprintf("one of %q", modes))
+	d, ok := proxy.Doors[p.DoorKind()]
+	if !ok {
+		bad("proxy.kind", p.Kind, fmt.Sprintf("one of %q", proxy.Kinds()))
 		return
 	}
-	if p.mode() != ProxyCustom {
-		if p.Config != "" {
+	own := false
+	if p.DoorKind() == proxy.KindNginx {
+		modes := []string{ProxyNone, ProxyBufferingOn, ProxyBufferingOff, ProxyCustom}
+		if !slices.Contains(modes, p.mode()) {
+			bad("proxy.mode", p.Mode, fmt.Sprintf("one of %q", modes))
+			return
+		}
+		if p.Preset != "" {
+			bad("proxy.preset", p.Preset, "no preset for nginx: proxy.mode picks its settings")
+		}
+		if p.Kind != "" && p.mode() == ProxyNone {
+			bad("proxy.mode", p.Mode, fmt.Sprintf("with kind nginx, one of %q", modes[1:]))
+		}
+		if own = p.mode() == ProxyCustom; !own && p.Config != "" {
 			bad("proxy.config", p.Config, "only with mode: custom")
 		}
+	} else {
+		var ids []string
+		for _, pr := range d.Presets() {
+			ids = append(ids, pr.ID)
+		}
+		if p.Mode != "" {
+			bad("proxy.mode", p.Mode, fmt.Sprintf("no mode for %s: a preset (%q), or the team's own config", p.Kind, ids))
+		}
+		if p.Preset != "" {
+			if !slices.Contains(ids, p.Preset) {
+				bad("proxy.preset", p.Preset, fmt.Sprintf("one of %s's presets %q", p.Kind, ids))
+			}
+			if p.Config != "" {
+				bad("proxy.config", p.Config, "either a preset or the team's own config, not both")
+			}
+		}
+		own = p.Config != ""
+	}
+	if !own {
 		return
+	}
+	what := "an NGINX config file"
+	if p.DoorKind() != proxy.KindNginx {
+		what = "a " + p.Kind + " config file"
 	}
 	b, err := readInside(dir, p.Config, MaxConfigBytes)
 	switch {
 	case inside(p.Config) != nil:
-		bad("proxy.config", p.Config, "an NGINX config file inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
+		bad("proxy.config", p.Config, what+" inside the stack file's directory, as a relative path (a stack file and its directory are untrusted input)")
 	case err != nil:
-		bad("proxy.config", p.Config, fmt.Sprintf("an NGINX config file of at most %d KiB that exists inside the stack file's directory (%v)", MaxConfigBytes>>10, err))
-	case len(strings.TrimSpace(string(b))) == 0:
+		bad("proxy.config", p.Config, fmt.Sprintf("%s of at most %d KiB that exists inside the stack file's directory (%v)", what, MaxConfigBytes>>10, err))
+	case len(strings.TrimSpace(string(b))) == 0 && p.DoorKind() == proxy.KindNginx:
 		bad("proxy.config", p.Config, "a file with location blocks, server blocks or an http block, not an empty one")
+	case len(strings.TrimSpace(string(b))) == 0:
+		bad("proxy.config", p.Config, "the door's whole config, listening on 127.0.0.1:8080, not an empty file")
 	}
 }
 
