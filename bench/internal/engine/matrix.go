@@ -71,6 +71,9 @@ type Column struct {
 	Clients int
 	// Paths are the column's paths; nil is MatrixPaths.
 	Paths []Path
+	// Only, when it names a path, are the only rows (by id) that path
+	// runs; a path it does not name runs every row.
+	Only map[string][]string
 	// Server, when set, is a row's server under this column, or false
 	// when the column does not apply to the row; nil is the row's own
 	// server on every row.
@@ -85,6 +88,13 @@ func (col Column) paths() []Path {
 		return MatrixPaths
 	}
 	return col.Paths
+}
+
+// runs is whether the matrix runs row r on path p under col (Only); a
+// stack check runs its own row on its own path under every column.
+func (col Column) runs(r Row, p Path) bool {
+	rows, ok := col.Only[p.ID]
+	return !ok || slices.Contains(rows, r.ID)
 }
 
 // server is row r's server under col, false when col skips r.
@@ -116,7 +126,8 @@ var NginxOnStreamedBody = func() Path {
 // off.
 var SlowUpload = Column{ID: "slow-upload", Clients: 2,
 	Text:  "slow uploads: 16 MiB POST bodies sent at 2 MiB/s through an 8 KiB send buffer",
-	Paths: []Path{Direct, NginxOff, NginxOn, NginxOnStreamedBody},
+	Paths: slices.Concat([]Path{Direct, NginxOff, NginxOn, NginxOnStreamedBody}, UploadDoors),
+	Only:  onlySync(UploadDoors),
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind, c.BodyBytes, c.ReadRate = n, load.KindUpload, load.DefaultUploadSize, load.DefaultUploadRate
 	}}
@@ -124,14 +135,16 @@ var SlowUpload = Column{ID: "slow-upload", Clients: 2,
 // SlowHeaders sends a request's header lines one every 500 ms and never
 // ends them within the window.
 var SlowHeaders = Column{ID: "slow-headers", Clients: 2,
-	Text: "slow headers: a header line every 500 ms, never finished, held 9.5 s",
+	Text:  "slow headers: a header line every 500 ms, never finished, held 9.5 s",
+	Paths: slices.Concat(MatrixPaths, FrontDoors), Only: onlySync(FrontDoors),
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind = n, load.KindHeaders
 	}}
 
 // Silent opens connections that send nothing.
 var Silent = Column{ID: "silent", Clients: 2,
-	Text: "silent connections: connected, nothing sent, held 9.5 s",
+	Text:  "silent connections: connected, nothing sent, held 9.5 s",
+	Paths: slices.Concat(MatrixPaths, FrontDoors), Only: onlySync(FrontDoors),
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind = n, load.KindSilent
 	}}
@@ -220,7 +233,7 @@ func MatrixCells() []MatrixCell {
 	for _, col := range MatrixColumns {
 		for _, r := range MatrixRows {
 			for _, p := range col.paths() {
-				if c, ok := cell(MatrixID(col, r, p), col, r, p, col.Clients); ok {
+				if c, ok := cell(MatrixID(col, r, p), col, r, p, col.Clients); ok && col.runs(r, p) {
 					out = append(out, MatrixCell{Row: r.ID, Column: col.ID, Path: p.ID, Condition: reuse(c)})
 				}
 			}
@@ -294,7 +307,7 @@ func reuse(c Condition) Condition {
 	}
 	for _, col := range MatrixColumns {
 		for _, r := range MatrixRows {
-			if d, ok := cell(MatrixID(col, r, c.Path), col, r, c.Path, col.Clients); ok && c.ID != d.ID && c.sameCell(d) {
+			if d, ok := cell(MatrixID(col, r, c.Path), col, r, c.Path, col.Clients); ok && col.runs(r, c.Path) && c.ID != d.ID && c.sameCell(d) {
 				return reuse(d)
 			}
 		}

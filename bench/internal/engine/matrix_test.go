@@ -54,7 +54,11 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, 98-len(named), rules, "one rule verdict for every other cell of the 98 in the newer columns")
+	// 98 cells of the newer columns on the article's paths, plus the sync
+	// row behind each front door under slow headers and silent
+	// connections and behind each upload door under slow uploads.
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors)
+	assert.Equal(t, newer-len(named), rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
 }
 
 // Every condition a matrix verdict reads runs under full, as article A's
@@ -156,9 +160,10 @@ func TestVerdictsNameTheEnginesCells(t *testing.T) {
 func TestMatrixCellsReuseArticleA(t *testing.T) {
 	cells := MatrixCells()
 	// slow read: every row on 3 paths and the front doors; headers and
-	// silent: every row on 3 paths; uploads on 4; the worker timeout on
-	// the 4 Gunicorn rows, 2 paths.
-	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4)+4*2)
+	// silent: every row on 3 paths, the sync row behind the front doors;
+	// uploads on 4, the sync row behind the upload doors; the worker
+	// timeout on the 4 Gunicorn rows, 2 paths.
+	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4)+2*len(FrontDoors)+len(UploadDoors)+4*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {

@@ -46,7 +46,8 @@ type Plan struct {
 }
 
 // Plans by LAB_PROFILE. "full" (make repro) runs article A's table and
-// the whole sweep under both TCP profiles, 3 runs per sweep cell. "ci"
+// the whole sweep under both TCP profiles, and the front doors' sweep
+// (FrontDoorSweep), 3 runs per sweep cell. "ci"
 // (make test) runs article A's table under stock; under article-host the
 // cells its own verdicts read (direct-2dl, nginx-off-2dl and the pilot
 // behind buffering off); and the sweep at the article's 2 MiB/s under
@@ -70,7 +71,7 @@ type Plan struct {
 var Plans = map[string]Plan{
 	"full": {
 		Conditions: slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
-		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates)),
+		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates), FrontDoorSweep()),
 		SweepRuns:  3,
 		Matrix:     matrixPlan(nil, MatrixRows, false),
 		MatrixRuns: 3,

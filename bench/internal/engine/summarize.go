@@ -231,7 +231,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var peaks, cpu, sendMin, sendMax, proxyMax, busy, mismatch, path, unread, unreadMax, accept []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
 	sites, siteSamples := map[string]float64{}, 0.0
@@ -249,6 +249,9 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		for role, res := range o.Resources {
 			throttled[role] = append(throttled[role], res.ThrottledShare)
+		}
+		if px, ok := o.Resources["proxy"]; ok && px.Samples > 0 {
+			proxyMem = append(proxyMem, px.MaxMemoryMiB)
 		}
 		if r.DownloadsTotal > 0 {
 			path = append(path, float64(o.PathPeakBytes))
@@ -317,6 +320,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.AppCPUPercent = all(cpu, stats.Median[float64])
 	s.AppWorkerSendShareMin, s.AppWorkerSendShareMax = all(sendMin, stats.Median[float64]), all(sendMax, stats.Median[float64])
 	s.ProxyWorkerSendShareMax = all(proxyMax, stats.Median[float64])
+	s.ProxyMemoryPeakMiB = all(proxyMem, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])
 	s.WriteEndMismatchMax = all(mismatch, maxOf)
 	for role, v := range throttled {

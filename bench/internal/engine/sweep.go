@@ -8,6 +8,7 @@ import (
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
 )
 
 // The sweep isolates what article A changed at once between its pilot and
@@ -17,6 +18,10 @@ var (
 	SweepSizes = []int64{4 << 20, 8 << 20, 12 << 20, 16 << 20, 24 << 20}
 	SweepRates = []float64{1 << 20, 2 << 20, 4 << 20}
 	SweepPaths = []Path{Direct, NginxOff}
+	// FrontDoorSweepRate is the one rate the front doors (FrontDoors) are
+	// swept at, over SweepSizes under the stock profile: the article's
+	// 2 MiB/s, where each door's stall boundary by size is asked for.
+	FrontDoorSweepRate float64 = 2 << 20
 )
 
 // SweepDownloads is how many slow downloads every sweep cell runs.
@@ -37,9 +42,34 @@ func SweepID(p Path, size int64, rate float64, prof TCPProfile) string {
 // are article A's cells, under their own ids, and the sweep reads them
 // from there.
 func Sweep(prof TCPProfile, sizes []int64, rates []float64) []Condition {
-	held := Under(ArticleA, prof)
+	return sweep(SweepPaths, prof, sizes, rates, Under(ArticleA, prof))
+}
+
+// FrontDoorSweep is the front doors' sweep: each of FrontDoors at
+// SweepSizes,
+// at FrontDoorSweepRate under the stock profile, but for the cell the
+// resilience matrix holds already (16 MiB, its slow-read cell of
+// gunicorn-sync-2), which the sweep reads from there, and but for the
+// sizes past a door's verdict.FrontDoor.SweepMaxMiB.
+func FrontDoorSweep() []Condition {
+	var held []Condition
+	for _, c := range MatrixCells() {
+		held = append(held, c.Condition)
+	}
 	var out []Condition
-	for _, p := range SweepPaths {
+	for _, c := range sweep(FrontDoors, Stock, SweepSizes, []float64{FrontDoorSweepRate}, held) {
+		if slices.Contains(verdict.FrontDoorSweepRow(c.Path.ID), c.ID) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// sweep is the cells at sizes × rates on paths under prof, but for those
+// held already.
+func sweep(paths []Path, prof TCPProfile, sizes []int64, rates []float64, held []Condition) []Condition {
+	var out []Condition
+	for _, p := range paths {
 		for _, r := range rates {
 			for _, s := range sizes {
 				c := Condition{ID: SweepID(p, s, r, prof), Server: podspec.GunicornSync(2), Path: p,
@@ -66,15 +96,17 @@ var SweepModel = buffermodel.New(buffermodel.Schedule{Offset: load.DefaultFastOf
 	Rate: load.DefaultFastRate, Count: load.DefaultFastCount})
 
 // FitSweep fits SweepModel on the sweep's cells among conds: every
-// condition of two sync workers with two slow downloads on a sweep path,
-// article A's and its pilot's included (not the matrix's other slow
-// clients, nor a stream). It is nil when there are none.
+// condition of two sync workers with two slow downloads on a sweep path
+// or a front door, article A's, its pilot's and the matrix's slow-read
+// cells of gunicorn-sync-2 included (not the matrix's other slow clients,
+// nor a stream). It is nil when there are none.
 func FitSweep(conds []report.Condition) *report.Sweep {
+	paths := slices.Concat(SweepPaths, FrontDoors)
 	var cells []report.Condition
 	for _, c := range conds {
 		if c.Server == podspec.GunicornSync(2).ID && c.Downloads == SweepDownloads &&
 			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil &&
-			slices.ContainsFunc(SweepPaths, func(p Path) bool { return p.ID == c.Path }) {
+			slices.ContainsFunc(paths, func(p Path) bool { return p.ID == c.Path }) {
 			cells = append(cells, c)
 		}
 	}

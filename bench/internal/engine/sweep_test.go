@@ -31,8 +31,10 @@ func TestPlansreValidAndMatchTheProfiles(t *testing.T) {
 	assert.Len(t, full.Conditions, 2*len(ArticleA), "every article A cell under both profiles")
 	// 5 sizes x 3 rates x 2 paths x 2 profiles, less the cells article A
 	// holds: 16 MiB at 2 MiB/s (direct-2dl, nginx-off-2dl) and the pilot's
-	// 8 MiB at 1 MiB/s, on both paths, under both profiles.
-	assert.Len(t, full.Sweep, 60-8)
+	// 8 MiB at 1 MiB/s, on both paths, under both profiles; then 5 sizes
+	// on each front door at 2 MiB/s, less the 16 MiB cell the matrix holds
+	// and Caddy buffered's 24 MiB (verdict.FrontDoor.SweepMaxMiB).
+	assert.Len(t, full.Sweep, 60-8+len(FrontDoors)*4-1)
 	assert.Len(t, Plans["ci"].Sweep, 8)
 	assert.Len(t, Plans["ci"].Conditions, len(ArticleA)+3)
 }
@@ -72,7 +74,10 @@ func TestTheBimodalCellTakesFiveRuns(t *testing.T) {
 // verdicts read conditions the ci plan runs (make test asserts them).
 func TestVerdictsReadPlannedConditions(t *testing.T) {
 	full, ci := planIDs(Plans["full"]), planIDs(Plans["ci"])
-	for _, v := range slices.Concat(verdict.ArticleA, verdict.ArticleHost, verdict.Sweep) {
+	for _, c := range Plans["full"].Matrix {
+		full = append(full, c.ID)
+	}
+	for _, v := range slices.Concat(verdict.ArticleA, verdict.ArticleHost, TableSweep.Verdicts) {
 		for _, id := range v.Check.Needs() {
 			assert.Contains(t, full, id, "verdict %s", v.ID)
 		}
@@ -87,7 +92,7 @@ func TestVerdictsReadPlannedConditions(t *testing.T) {
 			assert.Contains(t, ci, id, "verdict %s", v.ID)
 		}
 	}
-	require.NoError(t, verdict.Validate(slices.Concat(verdict.ArticleA, verdict.ArticleHost, verdict.Sweep)))
+	require.NoError(t, verdict.Validate(slices.Concat(verdict.ArticleA, verdict.ArticleHost, TableSweep.Verdicts)))
 }
 
 func TestFitSweepTakesOnlyTwoSyncWorkersWithTwoDownloads(t *testing.T) {

@@ -20,8 +20,10 @@ var (
 	// TableA is TestArticleA's: article A's claims under stock TCP memory
 	// and those under the article's host settings.
 	TableA = VerdictTable{ID: "a", Verdicts: slices.Concat(verdict.ArticleA, verdict.ArticleHost)}
-	// TableSweep is TestSweep's.
-	TableSweep = VerdictTable{ID: "sweep", Verdicts: verdict.Sweep}
+	// TableSweep is TestSweep's: the sweep's verdicts and the front doors'
+	// stall boundaries (which read the matrix's slow-read cells too:
+	// TestMatrix runs before TestSweep).
+	TableSweep = VerdictTable{ID: "sweep", Verdicts: slices.Concat(verdict.Sweep, verdict.FrontDoorBoundaries())}
 	// TableMatrix is TestMatrix's (MatrixVerdicts).
 	TableMatrix = VerdictTable{ID: "matrix", Verdicts: MatrixVerdicts()}
 	// TableStream is TestStream's.

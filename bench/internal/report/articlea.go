@@ -211,6 +211,10 @@ type Condition struct {
 	ThrottledShare        map[string]float64 `json:"throttled_share"`
 	AppWorkerSendShareMin *float64           `json:"app_worker_send_share_min"`
 	AppWorkerSendShareMax *float64           `json:"app_worker_send_share_max"`
+	// ProxyMemoryPeakMiB is the median over valid runs of the proxy
+	// container's memory peak (cgroup max usage), MiB; nil without a
+	// proxy, or when a valid run has no sample of it.
+	ProxyMemoryPeakMiB *float64 `json:"proxy_memory_peak_mib"`
 	// ProxyWorkerSendShareMax is the median over runs of NGINX's most
 	// blocked worker's send share (nil without NGINX).
 	ProxyWorkerSendShareMax *float64 `json:"proxy_worker_send_share_max"`

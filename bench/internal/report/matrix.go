@@ -167,6 +167,11 @@ type MatrixCell struct {
 	// AppThrottledShare is the app's share of CFS periods throttled
 	// (median over valid runs): a server short of CPU, not of workers.
 	AppThrottledShare float64 `json:"app_throttled_share"`
+	// ProxyMemoryPeakMiB is the front door's memory peak and SpillPeakMiB
+	// the peak of its open temp files (medians over valid runs), nil
+	// without a front door or one that never spills.
+	ProxyMemoryPeakMiB *float64 `json:"proxy_memory_peak_mib,omitempty"`
+	SpillPeakMiB       *float64 `json:"spill_peak_mib,omitempty"`
 }
 
 // SiteShare is one wait site's share of samples.

@@ -58,11 +58,13 @@ func withDownloads(m Metric) Metric {
 
 // The metrics verdicts read.
 var (
-	P95          = measured("p95", func(c report.Condition) float64 { return c.P95Ms })
-	WriteS       = withDownloads(measured("write time", func(c report.Condition) float64 { return c.WriteS }))
-	CompletionS  = withDownloads(measured("completion time", func(c report.Condition) float64 { return c.CompletionS }))
-	TempPeak     = sampled("temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiB })
-	TempPeakMax  = sampled("largest temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiBMax })
+	P95         = measured("p95", func(c report.Condition) float64 { return c.P95Ms })
+	WriteS      = withDownloads(measured("write time", func(c report.Condition) float64 { return c.WriteS }))
+	CompletionS = withDownloads(measured("completion time", func(c report.Condition) float64 { return c.CompletionS }))
+	TempPeak    = sampled("temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiB })
+	TempPeakMax = sampled("largest temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiBMax })
+	// ProxyMemPeak is the proxy container's memory peak, MiB.
+	ProxyMemPeak = sampled("proxy memory peak", func(c report.Condition) *float64 { return c.ProxyMemoryPeakMiB })
 	AppCPU       = sampled("app CPU", func(c report.Condition) *float64 { return c.AppCPUPercent })
 	LeastBlocked = sampled("least blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMin })
 	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
