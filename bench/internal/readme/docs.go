@@ -28,6 +28,7 @@ var Docs = []Doc{
 	{Path: "reports/matrix.svg", From: "fixtures/report/" + MatrixFile, Render: pictureDoc},
 	{Path: "fixtures/stacks/README.md", Section: "check-transcript", From: TranscriptFrom, Render: transcriptDoc},
 	{Path: "README.md", Section: "check-verdict", From: TranscriptFrom, Render: verdictDoc},
+	{Path: "bench/README.md", Section: "front-doors", From: FrontDoorsFrom, Render: frontDoorDoc},
 }
 
 // PackagesDoc is the stack-file reference's list of the Python packages an

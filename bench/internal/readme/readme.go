@@ -102,18 +102,21 @@ func entry(col report.MatrixColumn, row string, cells map[[3]string]report.Matri
 const MatrixFile = "matrix.json"
 
 // Load reads a matrix.json; unknown fields are errors.
-func Load(path string) (*report.Matrix, error) {
+func Load(path string) (*report.Matrix, error) { return loadStrict[report.Matrix](path) }
+
+// loadStrict reads a report file of type T; unknown fields are errors.
+func loadStrict[T any](path string) (*T, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("readme: %w", err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
-	var m report.Matrix
-	if err := dec.Decode(&m); err != nil {
+	var v T
+	if err := dec.Decode(&v); err != nil {
 		return nil, fmt.Errorf("readme: %s: malformed: %w", path, err)
 	}
-	return &m, nil
+	return &v, nil
 }
 
 // Splice replaces what doc holds between name's markers with section.
@@ -143,3 +146,9 @@ func markers(doc, name string) (int, int, error) {
 	}
 	return i + len(b), j, nil
 }
+
+// SweepFile is the sweep's fit in a report directory.
+const SweepFile = "sweep.json"
+
+// LoadSweep reads a sweep.json; unknown fields are errors.
+func LoadSweep(path string) (*report.Sweep, error) { return loadStrict[report.Sweep](path) }
