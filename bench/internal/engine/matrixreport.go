@@ -29,7 +29,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		m.Cells = append(m.Cells, matrixCell(mc, s, runs, downloads))
 	}
 	for _, col := range MatrixColumns {
-		mc := report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients, Paths: []string{}, Rows: []string{}}
+		mc := report.MatrixColumn{ID: col.ID, Text: col.Text, Clients: col.Clients, Paths: []string{}, Rows: []string{}, Only: col.Only}
 		for _, p := range col.paths() {
 			mc.Paths = append(mc.Paths, p.ID)
 		}

@@ -124,7 +124,9 @@ func protectors(m *report.Matrix, col, noun string) string {
 	for _, p := range column.Paths {
 		var keys [][2]string
 		for _, r := range rows {
-			keys = append(keys, [2]string{r, p})
+			if column.Runs(r, p) {
+				keys = append(keys, [2]string{r, p})
+			}
 		}
 		if p != Direct.ID && every(keys) {
 			paths = append(paths, strings.TrimPrefix(pathPhrase(p), "behind "))
@@ -133,7 +135,9 @@ func protectors(m *report.Matrix, col, noun string) string {
 	for _, r := range rows {
 		var keys [][2]string
 		for _, p := range column.Paths {
-			keys = append(keys, [2]string{r, p})
+			if column.Runs(r, p) {
+				keys = append(keys, [2]string{r, p})
+			}
 		}
 		if every(keys) {
 			setups = append(setups, r)

@@ -110,7 +110,7 @@ func matrixFindings(m *report.Matrix) []string {
 			}
 			rows++
 			for _, p := range col.Paths {
-				if c, ok := class[[3]string{col.ID, r.ID, p}]; !ok || c != report.ClassProtected {
+				if c, ok := class[[3]string{col.ID, r.ID, p}]; col.Runs(r.ID, p) && (!ok || c != report.ClassProtected) {
 					everywhere[r.ID] = false
 				}
 			}

@@ -60,7 +60,7 @@ func FrontDoors(m *report.Matrix, sw *report.Sweep) report.Reporter {
 		}
 		var b strings.Builder
 		fmt.Fprintf(&b, "Under %d slow readers (16 MiB read at 2 MiB/s): C is what the path holds per download when the app's write ends (the buffer model's read-ahead, measured), "+
-			"the boundary the smallest response that stalls `/fast` (p95 over %g ms) at 2 MiB/s, predicted from C (≥: the path took every response whole, so C and the boundary are lower bounds). "+
+			"the boundary the smallest response that stalls `/fast` (p95 over %g ms) at 2 MiB/s, predicted from what the path held for the download freed first (≥: the path took every response whole, so C and the boundary are lower bounds). "+
 			"Memory and spill are the front door's own peaks. Each row's entry is its class and `/fast` p95, the median of its runs with their range.\n\n", col.Clients, m.StalledMs)
 		b.WriteString("| path | C per download | boundary at 2 MiB/s | proxy memory | proxy spill |")
 		for _, r := range rows {
@@ -82,11 +82,14 @@ func FrontDoors(m *report.Matrix, sw *report.Sweep) report.Reporter {
 			fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |", p, c, bound, mib(any.ProxyMemoryPeakMiB), mib(any.SpillPeakMiB))
 			for _, r := range rows {
 				c, ok := cells[[2]string{p, r}]
-				if !ok {
+				switch {
+				case !ok:
 					b.WriteString(" not run |")
-					continue
+				case len(c.P95MsRuns) == 0:
+					fmt.Fprintf(&b, " %s |", c.Class)
+				default:
+					fmt.Fprintf(&b, " %s %s |", c.Class, p95Range(c))
 				}
-				fmt.Fprintf(&b, " %s %s |", c.Class, p95Range(c))
 			}
 			b.WriteString("\n")
 		}

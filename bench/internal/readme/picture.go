@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"image/color"
 	"io"
-	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -83,7 +82,7 @@ func Picture(m *report.Matrix) report.Reporter {
 					if ok {
 						fill, label = classColor(cell.Class), p95Label(cell)
 					}
-					if len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID) {
+					if !col.Runs(r.ID, p) {
 						fill, label = skipped, ""
 					}
 					rect := vg.Rectangle{Min: at(x+1, y+cellH-1), Max: at(x+cellW-1, y+1)}

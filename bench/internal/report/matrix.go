@@ -1,6 +1,7 @@
 package report
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -99,6 +100,19 @@ type MatrixColumn struct {
 	// applies to.
 	Paths []string `json:"paths"`
 	Rows  []string `json:"rows"`
+	// Only, when it names a path, are the only rows that path runs
+	// (engine.Column.Only); a path it does not name runs every row.
+	Only map[string][]string `json:"only,omitempty"`
+}
+
+// Runs is whether the column runs row on path: a (row, path) it does not
+// is left out by design, never "no data".
+func (c MatrixColumn) Runs(row, path string) bool {
+	if len(c.Rows) > 0 && !slices.Contains(c.Rows, row) {
+		return false
+	}
+	rows, ok := c.Only[path]
+	return !ok || slices.Contains(rows, row)
 }
 
 // MatrixRow is one server setup.

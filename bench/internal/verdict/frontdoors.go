@@ -135,7 +135,8 @@ func FrontDoorBoundaries() []Verdict {
 		out = append(out, Verdict{ID: "boundary-" + f.Path, Kind: Lab, Unit: "MiB",
 			Check: BoundarySides(f.Path, 2<<20, row, sizes, StalledMs, FrontDoorBoundaryMarginMiB),
 			Text: "behind " + f.Path + ", 2 sync workers' stall boundary by size at 2 MiB/s, predicted by the buffer model from the door's measured read-ahead C, " +
-				"splits its sweep row: the larger responses stall /fast (p95 > 1 s), the smaller do not"})
+				"splits its sweep row: the responses past it stall /fast (p95 > 1 s), those under it do not " +
+				"(a door that read every response of its row whole has none past it, and is read on the smaller side)"})
 	}
 	return out
 }

@@ -166,6 +166,9 @@ var Sweep = []Verdict{
 // cells by growing size; sizesMiB names them. The measured value is the
 // boundary, in MiB.
 func BoundarySides(path string, rate float64, row []string, sizesMiB []float64, stallMs, marginMiB float64) Check {
+	if len(row) == 0 || len(row) != len(sizesMiB) {
+		panic(fmt.Sprintf("verdict: BoundarySides(%s): %d cells, %d sizes", path, len(row), len(sizesMiB)))
+	}
 	return sweepCheck{ids: row, eval: func(s report.Sweep) (Outcome, error) {
 		i := slices.IndexFunc(s.Boundaries, func(b report.Boundary) bool {
 			return b.Path == path && b.Profile == stockProfile && b.RateBytesPerS == rate
@@ -201,16 +204,16 @@ func BoundarySides(path string, rate float64, row []string, sizesMiB []float64, 
 				}
 			}
 		}
-		// The larger side can be read only where the row reaches past the
-		// boundary.
-		past := got+marginMiB >= sizesMiB[len(sizesMiB)-1]
-		holds = holds && below > 0 && (above > 0 || b.LowerBound || past)
+		// A row that reaches more than the margin past the boundary has a
+		// cell above it, read as such; one that does not is read on its
+		// smaller side only.
+		holds = holds && below > 0
 		text := fmt.Sprintf("splits the row: stall above, none below, over the cells more than %g MiB from it (%d below, %d above, %d too close)", marginMiB, below, above, close)
 		switch {
 		case b.LowerBound:
 			text += "; a lower bound: the path took every response whole"
-		case above == 0 && past:
-			text += "; past the row's largest size, so only the smaller side is read"
+		case above == 0:
+			text += "; at or past the row's largest size, so only the smaller side is read"
 		}
 		if len(wrong) > 0 {
 			text += "; " + strings.Join(wrong, ", ")
