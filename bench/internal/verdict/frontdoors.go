@@ -45,7 +45,7 @@ const WholeResponseMemMiB = 64
 // FrontDoors are the front-door verdicts. Their margins, from 7 to 10
 // runs of each cell (3 of Varnish's) on an AMD EPYC over two sessions
 // (reports/measurements.md, "Front doors", both steps): the stalled
-// cells' p95 ran 2.6 to 4.4 s against the 1 s threshold; nginx-1m's 0.97
+// cells' p95 ran 2.2 to 4.4 s against the 1 s threshold; nginx-1m's 0.44
 // to 3.2 s against 100 ms (16 MiB sits near its boundary, so the stall
 // line is no margin there); lighttpd's 1.39 to 19.0 ms against 1 s (its
 // p95 crossed the protected line, 10 ms, in 2 of 10 runs, with the
@@ -61,7 +61,7 @@ var FrontDoors = []FrontDoor{
 	{Path: "caddy", Check: Stalls, Text: "2 sync workers behind Caddy 2.6.2's reverse_proxy at its defaults stall /fast under 2 slow readers: it streams each response through a 32 KiB copy buffer"},
 	{Path: "caddy-buffered", Check: bufferedWhole, Text: "Caddy's reverse_proxy with buffer_responses frees the sync workers by reading each 16 MiB response into memory at once, and pays for it at the edge: " +
 		"holding 2 x 16 MiB in Go's heap takes Caddy to its 96 MiB limit (the verdict: a memory peak of at least twice the 32 MiB held). " +
-		"/fast's p95 ran 2.7 to 751 ms over 10 runs: out of the stall, but not reliably protected, since Caddy reads both responses at its 0.20 core while the workers wait",
+		"/fast's p95 ran 2.7 to 751 ms over 12 runs: out of the stall, but not reliably protected, since Caddy reads both responses at its 0.20 core while the workers wait",
 		SweepMaxMiB: 16, SweepWhy: "2 x 24 MiB OOM-kills Caddy at its 96 MiB limit (3 runs of 3): the proxy dies, the run is an error, not a cell"},
 	{Path: "lighttpd", Check: notStalled, Text: "2 sync workers behind lighttpd 1.4.69 at its default server.stream-response-body 0 stay out of the stall under 2 slow readers: " +
 		"lighttpd reads each whole response ahead, into temp files past its memory chunks, and frees the workers in 0.1 to 0.2 s"},
@@ -71,7 +71,7 @@ var FrontDoors = []FrontDoor{
 	{Path: "varnish", Check: notStalled, Text: "2 sync workers behind Varnish 7.1, passing the large response (never cached), stay out of the stall under 2 slow readers: " +
 		"a pass streams from transient storage while the fetch reads the server at its own pace, so Varnish reads each whole response ahead, in memory"},
 	{Path: "nginx-1m", Check: leftWaiting, Text: "a front door that reads about 1 MiB of each response ahead (NGINX buffering on, 64 x 16k buffers, no temp file), standing for Heroku's documented 1 MB router buffer, " +
-		"does not protect 2 sync workers from 2 slow 16 MiB readers: /fast's p95 ran 0.97 to 3.2 s over 9 runs (the verdict: over 10x the protected line). " +
+		"does not protect 2 sync workers from 2 slow 16 MiB readers: /fast's p95 ran 0.44 to 3.2 s over 11 runs (the verdict: over 10x the protected line). " +
 		"A read-ahead smaller than the response only moves the stall to larger responses: 16 MiB sits at this path's boundary (its sweep row)"},
 }
 
