@@ -130,11 +130,16 @@ func (c Config) PresetOf(d Door) (Preset, error) {
 			return p, nil
 		}
 	}
-	ids := make([]string, len(ps))
-	for i, p := range ps {
-		ids[i] = p.ID
+	return Preset{}, fmt.Errorf("proxy: %s preset %q: want one of %q", c.Kind, c.Preset, PresetIDs(d))
+}
+
+// PresetIDs are d's presets' ids, its packaged defaults first.
+func PresetIDs(d Door) []string {
+	var ids []string
+	for _, p := range d.Presets() {
+		ids = append(ids, p.ID)
 	}
-	return Preset{}, fmt.Errorf("proxy: %s preset %q: want one of %q", c.Kind, c.Preset, ids)
+	return ids
 }
 
 // Validate names the first malformed field and the form it takes.

@@ -272,10 +272,7 @@ func (p Proxy) validate(dir string, bad func(string, any, string)) {
 			bad("proxy.config", p.Config, "only with mode: custom")
 		}
 	} else {
-		var ids []string
-		for _, pr := range d.Presets() {
-			ids = append(ids, pr.ID)
-		}
+		ids := proxy.PresetIDs(d)
 		if p.Mode != "" {
 			bad("proxy.mode", p.Mode, fmt.Sprintf("no mode for %s: a preset (%q), or the team's own config", p.Kind, ids))
 		}
