@@ -23,6 +23,7 @@ import (
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/labrun"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
@@ -32,7 +33,7 @@ import (
 // lab is the state TestMain prepares for every test: the engine's Lab and
 // the series' environment.
 var (
-	lab = &engine.Lab{}
+	lab = &labrun.Lab{}
 	env report.Environment
 )
 

@@ -1,17 +1,12 @@
 package engine
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
-	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
-	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/stack"
 	"wsgilab/bench/internal/stats"
 	"wsgilab/bench/internal/verdict"
 )
@@ -91,16 +86,16 @@ var ProfilesB = map[string]ProfileB{
 		Describe: "scaled for CI: -n 1000 in 9 pairs of ours and ab without blocking; -n 100 with blocking (1000 for gevent servers)"},
 }
 
-// n is -n for srv at blocking ms block.
-func (p ProfileB) n(srv ServerB, block int) int {
+// Count is -n for srv at blocking ms block.
+func (p ProfileB) Count(srv ServerB, block int) int {
 	if block > 0 && srv.Concurrent {
 		return p.NConcurrent
 	}
 	return p.N[block]
 }
 
-// warmup is the warm-up's request count for srv at blocking ms block.
-func (p ProfileB) warmup(srv ServerB, block int) int {
+// Warmup is the warm-up's request count for srv at blocking ms block.
+func (p ProfileB) Warmup(srv ServerB, block int) int {
 	if block > 0 && !srv.Concurrent {
 		return p.WarmupBlockedN
 	}
@@ -123,13 +118,13 @@ func Order(k int) []string {
 // from one pod to the next, which would drown the generators' difference.
 var GeneratorsB = []string{verdict.Ours, verdict.AB}
 
-// samplerIntervalB samples article B's pods at 4 Hz, not article A's
+// SamplerIntervalB samples article B's pods at 4 Hz, not article A's
 // 20 Hz: B asks for throughput, and on this 2-core machine the sampler
 // competes with the server and the generator. (At 20 Hz its old walk of
 // /proc/net/tcp, thousands of TIME_WAIT sockets after a few seconds of
 // load, cost more than a tenth of a core; sock_diag now leaves TIME_WAIT
 // out in the kernel, but B's recorded figures were taken at 4 Hz.)
-const samplerIntervalB = 250 * time.Millisecond
+const SamplerIntervalB = 250 * time.Millisecond
 
 // cpusB pins the server and the client to different cores: on this 2-core
 // machine they would otherwise trade CPU, and a generator that needs more
@@ -137,58 +132,12 @@ const samplerIntervalB = 250 * time.Millisecond
 // of only its own headroom. The sampler and the engine float.
 var cpusB = struct{ server, client string }{"0", "1"}
 
-// StartB starts a fresh pod for one cell (PodB). A failure ends the test
-// (OpenB returns it instead).
-func (l *Lab) StartB(t stack.TB, srv ServerB, block int) *stack.Pod {
-	t.Helper()
-	pod, err := l.OpenB(t, srv, block)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pod
-}
-
-// OpenB is StartB returning its error.
-func (l *Lab) OpenB(t stack.TB, srv ServerB, block int) (*stack.Pod, error) {
-	t.Helper()
-	l.Reports.begin(verdict.Cell(srv.ID, block))
-	return stack.Open(t, l.Session, PodB(l.Image, srv, block), stack.Ident{Condition: verdict.Cell(srv.ID, block)})
-}
-
 // PodB is a cell's pod: server 1 CPU and 1 GiB, as the article's machine;
 // client 1 CPU; each pinned to its own core (cpusB).
 func PodB(imageRef string, srv ServerB, block int) podspec.Config {
 	return podspec.New(imageRef, podspec.WithServer(srv.Build(block)),
 		podspec.WithAppLimits(podspec.Limits{CPUs: 1, Memory: 1 << 30, Cpuset: cpusB.server}),
 		podspec.WithClientLimits(podspec.Limits{CPUs: 1, Memory: 512 << 20, Cpuset: cpusB.client}))
-}
-
-// CellB measures one cell of article B in a fresh pod, removed afterwards:
-// the warm-up and the profile's pairs (MeasurePairsB). A cell in the
-// journal is not measured again; one the safety stop discards is measured
-// again, in a fresh pod, once the host is calm. The cell is the unit
-// because its pairs share one server.
-func (l *Lab) CellB(t stack.TB, srv ServerB, block int, prof ProfileB) (map[string][]RunB, error) {
-	t.Helper()
-	cell := verdict.Cell(srv.ID, block)
-	l.Reports.begin(cell)
-	var runs map[string][]RunB
-	if ok, err := l.Journal.load(UnitB(cell), &runs); ok || err != nil {
-		return runs, err
-	}
-	err := l.attempt(cell, func() error {
-		pod, err := l.OpenB(t, srv, block)
-		if err != nil {
-			return err
-		}
-		defer pod.Close()
-		runs, err = l.MeasurePairsB(pod, srv, block, prof, 0)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return runs, l.Journal.save(UnitB(cell), runs)
 }
 
 // RunB is one generator's run against a cell's server.
@@ -199,111 +148,8 @@ type RunB struct {
 	Sampled   report.ProbeRows
 }
 
-// recordB is an article B run's raw record, raw/<cell>-<generator>-<k>.json.
-type recordB struct {
-	ID        string            `json:"id"`
-	Generator string            `json:"generator"`
-	Pod       podspec.Config    `json:"pod"`
-	Result    load.ClosedResult `json:"result"`
-	Sampler   *probe.Series     `json:"sampler,omitempty"`
-}
-
-// pathB is article B's request: the view AES-encrypts its query.
-const pathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
-
-// MeasurePairsB measures a cell: after WarmUpB, prof.Repeats[block] pairs
-// of runs against the pod's server, one of each generator, in Order. burn
-// is our generator's test knob (load.ClosedSpec.Burn), 0 in every
-// measurement. The runs come back by generator in pair order; any failed
-// run fails the call, so the two lists always pair up.
-func (l *Lab) MeasurePairsB(pod *stack.Pod, srv ServerB, block int, prof ProfileB, burn time.Duration) (map[string][]RunB, error) {
-	if err := l.WarmUpB(pod, srv, block, prof); err != nil {
-		return nil, err
-	}
-	runs := map[string][]RunB{}
-	for k := 1; k <= prof.Repeats[block]; k++ {
-		for _, gen := range Order(k) {
-			b := time.Duration(0)
-			if gen == verdict.Ours {
-				b = burn
-			}
-			r, err := l.MeasureB(pod, srv, block, gen, k, prof, b)
-			if err != nil {
-				return nil, fmt.Errorf("%s pair %d, %s: %w", verdict.Cell(srv.ID, block), k, gen, err)
-			}
-			runs[gen] = append(runs[gen], r)
-		}
-	}
-	return runs, nil
-}
-
-// WarmUpB sends the profile's warm-up requests (WarmupN, or
-// WarmupBlockedN) from our generator to srv's fresh server at blocking ms
-// block; nothing is recorded.
-func (l *Lab) WarmUpB(pod *stack.Pod, srv ServerB, block int, prof ProfileB) error {
-	n := prof.warmup(srv, block)
-	if n == 0 {
-		return nil
-	}
-	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(pathB), N: n, C: min(prof.C, n), Timeout: load.DefaultClosedTimeout})
-	if err != nil {
-		return err
-	}
-	var res load.ClosedResult
-	if err := pod.ExecJSON(pod.Client, &res, image.AgentPath, "closed", string(spec)); err != nil {
-		return fmt.Errorf("warm-up: %w", err)
-	}
-	return nil
-}
-
-// MeasureB loads the pod's server once with one generator, as repeat k.
-// burn is our generator's test knob (load.ClosedSpec.Burn), 0 in every
-// measurement.
-func (l *Lab) MeasureB(pod *stack.Pod, srv ServerB, block int, gen string, k int, prof ProfileB, burn time.Duration) (RunB, error) {
-	id := verdict.Cell(srv.ID, block)
-	spec := load.ClosedSpec{URL: pod.URL(pathB), N: prof.n(srv, block), C: prof.C, Timeout: load.DefaultClosedTimeout, Burn: burn}
-	specJSON, err := json.Marshal(spec)
-	if err != nil {
-		return RunB{}, err
-	}
-	command := "closed"
-	if gen == verdict.AB {
-		command = "ab"
-	}
-	rec := recordB{ID: id, Generator: gen, Pod: pod.Config}
-	sampling, err := pod.StartSampler(samplerIntervalB)
-	if err != nil {
-		return RunB{}, err
-	}
-	start := time.Now()
-	loadErr := pod.ExecJSON(pod.Client, &rec.Result, image.AgentPath, command, string(specJSON))
-	window := time.Since(start)
-	series, err := sampling.Stop()
-	if oom := pod.OOMKilled(); oom != nil {
-		return RunB{}, oom
-	}
-	if loadErr != nil {
-		return RunB{}, fmt.Errorf("%s: %w", gen, loadErr)
-	}
-	if err != nil {
-		return RunB{}, fmt.Errorf("sampler: %w", err)
-	}
-	if len(series.Errors) > 0 {
-		return RunB{}, fmt.Errorf("sampler reported %d error(s), first: %s", len(series.Errors), series.Errors[0])
-	}
-	rec.Sampler = &series
-	if err := report.WriteFile(l.Reports.Dir()+"/raw", fmt.Sprintf("%s-%s-%d.json", id, gen, k), report.JSON(rec)); err != nil {
-		return RunB{}, err
-	}
-	// The sampler's window is the generator's exec.
-	obs := Observe(series, load.Result{StartUnixNano: start.UnixNano(), Elapsed: window}, nil)
-	app := obs.Resources["app"]
-	if app.Samples == 0 {
-		return RunB{}, fmt.Errorf("the sampler took no sample of the server in %v", window)
-	}
-	return RunB{Result: rec.Result, ServerCPU: app.CPUPercent, Throttled: app.ThrottledShare,
-		Sampled: Rows(fmt.Sprintf("%s/%s-%d", id, gen, k), k, series, start.UnixNano())}, nil
-}
+// PathB is article B's request: the view AES-encrypts its query.
+const PathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
 
 var articleBFigures = func() map[string]report.ArticleBServer {
 	v, err := report.ArticleB()

@@ -80,8 +80,8 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 			if rec.Condition != c.ID {
 				continue
 			}
-			r.begin(c.ID)
-			r.attemptA(c)
+			r.Begin(c.ID)
+			r.AttemptA(c)
 			if _, err := r.addRun(c, rec); err != nil {
 				return err
 			}

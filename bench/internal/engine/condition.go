@@ -1,9 +1,11 @@
-// Package engine is the lab's engine: conditions as typed data, one run of
-// a condition in a fresh pod (start it, load it, sample it, collect), and
-// the one summarizing path from a run's raw record to its report rows and
-// a condition's summary. It is the one place a condition is run: package
-// bench's tests and benchmarks drive it, and so can any other entry point;
-// package verdict judges its summaries.
+// Package engine is the lab's summary side: conditions, plans and
+// settings as typed data, the journal of completed units, and the one
+// summarizing path from a run's raw record to its report rows, a
+// condition's summary, the merge of shards and the tables verdicts read.
+// It links no Docker code: labreport merges and renders with it alone.
+// Package labrun is the run side, which starts pods and measures them;
+// data flows one way, run (labrun) -> record -> journal -> summary
+// (engine) -> report; package verdict judges the summaries.
 package engine
 
 import (

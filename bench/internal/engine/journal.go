@@ -79,7 +79,7 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 	f := Fingerprint{Protocol: JournalProtocol, Host: host, LabImage: labImage, BaseImage: baseImage, Runs: s.Runs,
 		Profile: s.Profile, ProfileB: ProfilesB[s.Profile], ArticleA: map[string]fingerprintA{},
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
-		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": samplerIntervalB}}
+		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": SamplerIntervalB}}
 	plan := s.Table() // every shard of a series shares its table
 	f.SweepRuns, f.MatrixRuns, f.StreamRuns, f.Shard = plan.SweepRuns, plan.MatrixRuns, plan.StreamRuns, s.Shard
 	for _, c := range plan.Table() {
@@ -176,7 +176,7 @@ var ErrFingerprint = errors.New("engine: the journal belongs to another series")
 const (
 	journalFingerprint = "fingerprint"
 	journalComplete    = "complete"
-	journalAborts      = "aborts"
+	JournalAborts      = "aborts"
 )
 
 // OpenJournal opens reportDir's journal for a series of fingerprint fp in
@@ -211,7 +211,7 @@ func OpenJournal(reportDir string, fp Fingerprint, mode JournalMode) (*Journal, 
 	if err != nil {
 		return nil, res, err
 	}
-	if _, err := j.read(journalAborts, &j.aborts); err != nil {
+	if _, err := j.read(JournalAborts, &j.aborts); err != nil {
 		return nil, res, err
 	}
 	j.fresh = false
@@ -301,7 +301,7 @@ func (j *Journal) units() ([]string, error) {
 }
 
 // save writes v as key ("a/<condition>-run<k>", "b/<cell>", "aborts").
-func (j *Journal) save(key string, v any) error {
+func (j *Journal) Save(key string, v any) error {
 	if j == nil {
 		return nil
 	}
@@ -315,7 +315,7 @@ func (j *Journal) save(key string, v any) error {
 // load reads unit key into v; false when this series may not take it from
 // the journal (absent, journalled by this process, or undecodable: a unit
 // cut short by a crash is run again).
-func (j *Journal) load(key string, v any) (bool, error) {
+func (j *Journal) Load(key string, v any) (bool, error) {
 	if j == nil {
 		return false, nil
 	}
@@ -337,7 +337,7 @@ func (j *Journal) load(key string, v any) (bool, error) {
 
 // has is whether this series may take unit key from the journal (load
 // would find it), without taking it.
-func (j *Journal) has(key string) bool {
+func (j *Journal) Has(key string) bool {
 	if j == nil {
 		return false
 	}
@@ -355,7 +355,7 @@ type fileRef struct {
 }
 
 // saveFile journals the file at rel (under the report directory) as key.
-func (j *Journal) saveFile(key, rel string) error {
+func (j *Journal) SaveFile(key, rel string) error {
 	if j == nil {
 		return nil
 	}
@@ -363,14 +363,14 @@ func (j *Journal) saveFile(key, rel string) error {
 	if err != nil {
 		return err
 	}
-	return j.save(key, fileRef{Path: rel, SHA256: sum})
+	return j.Save(key, fileRef{Path: rel, SHA256: sum})
 }
 
 // loadFile decodes the file journalled as key into v. A file changed or
 // gone since is an error: the report directory was tampered with.
-func (j *Journal) loadFile(key string, v any) (bool, error) {
+func (j *Journal) LoadFile(key string, v any) (bool, error) {
 	var ref fileRef
-	if ok, err := j.load(key, &ref); !ok || err != nil {
+	if ok, err := j.Load(key, &ref); !ok || err != nil {
 		return ok, err
 	}
 	path := filepath.Join(filepath.Dir(j.dir), ref.Path)

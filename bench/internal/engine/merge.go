@@ -156,20 +156,20 @@ func (r *Reports) mergeCondition(c Condition, s shardDir) (started bool, err err
 			continue
 		}
 		var rec Record
-		if err := readStrict(s.dir, rawA(c, run.Run), &rec); err != nil {
+		if err := readStrict(s.dir, RawA(c, run.Run), &rec); err != nil {
 			return started, err
 		}
 		started = true
-		r.begin(c.ID)
-		r.attemptA(c)
+		r.Begin(c.ID)
+		r.AttemptA(c)
 		r.ranOn[c.ID] = &s.origin
 		if _, err := r.addRun(c, rec); err != nil {
 			return started, err
 		}
 	}
 	if started { // started without a run: its verdicts lack data
-		r.begin(c.ID)
-		r.attemptA(c)
+		r.Begin(c.ID)
+		r.AttemptA(c)
 		r.ranOn[c.ID] = &s.origin
 	}
 	return started, nil

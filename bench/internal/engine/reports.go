@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"wsgilab/bench/internal/runrec"
 
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
@@ -55,7 +56,7 @@ func (r *Reports) Wrote() bool {
 // begin marks the series' start at its first run, whoever starts it (a
 // test, a benchmark or a command), and records that id was attempted, so a
 // condition that fails before its first row still counts as run.
-func (r *Reports) begin(id string) {
+func (r *Reports) Begin(id string) {
 	r.mu.Lock()
 	if r.started.IsZero() {
 		r.started = time.Now()
@@ -79,7 +80,7 @@ var articleFigures = func() map[string]report.ArticleValue {
 
 // attemptA lists c among the series' conditions before its first run, so
 // a condition whose runs all fail shows in the summaries with no valid run.
-func (r *Reports) attemptA(c Condition) {
+func (r *Reports) AttemptA(c Condition) {
 	r.mu.Lock()
 	if !slices.ContainsFunc(r.conditions, func(x Condition) bool { return x.ID == c.ID }) {
 		r.conditions = append(r.conditions, c)
@@ -101,7 +102,7 @@ func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 	}
 	rows := SummarizeRun(c, rec)
 	rows.Run.WallS = rec.WallS
-	raw := rawA(c, rec.Run)
+	raw := RawA(c, rec.Run)
 	rawErr := report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
 	r.mu.Lock()
 	r.runs = append(r.runs, rows.Run)
@@ -113,7 +114,7 @@ func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 }
 
 // rawA is run k of c's raw record, relative to the report directory.
-func rawA(c Condition, k int) string { return rawRun(c.ID, k) }
+func RawA(c Condition, k int) string { return rawRun(c.ID, k) }
 
 // rawRun is run k of condition id's raw record, relative to the report
 // directory.
@@ -284,9 +285,9 @@ func (r *Reports) AddStackEnv(e report.StackEnv, sc StackCheck) {
 	r.checks = append(r.checks, sc)
 }
 
-// stackVerdicts are the requirements of every stack check of the series,
+// StackVerdicts are the requirements of every stack check of the series,
 // sc's among them.
-func (r *Reports) stackVerdicts(sc StackCheck) []verdict.Verdict {
+func (r *Reports) StackVerdicts(sc StackCheck) []verdict.Verdict {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var vs []verdict.Verdict
@@ -351,3 +352,10 @@ func (r *Reports) Close() error {
 	}
 	return r.writeEnv()
 }
+
+// Record is a run's raw record (runrec.Record); Phases where its wall
+// time went outside its window.
+type (
+	Record = runrec.Record
+	Phases = runrec.Phases
+)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/apt"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stackfile"
@@ -62,7 +62,7 @@ type Settings struct {
 	// Apt is LAB_DEBIAN_MIRROR and LAB_DEBIAN_SECURITY: the Debian
 	// archive the base image is built from (the host's apt sources unless
 	// set).
-	Apt image.Apt
+	Apt apt.Archive
 }
 
 // SafetySettings switch the host safety stop on or off and set it.
@@ -88,9 +88,9 @@ var knownSettings = map[string]string{
 		2*safety.DefaultInterval, safety.DefaultWindow),
 	"LAB_STACK": "a stack file (fixtures/stacks/*.yaml shows the form), absolute or relative to the module root: TestStack checks it (make check STACK=...)",
 	"LAB_SHARD": fmt.Sprintf("i/N with 0 <= i < N <= %d: run only the conditions whose place in the series' table is i modulo N (and article B on shard 0), to merge with labreport -merge; default the whole series", MaxShards),
-	"LAB_DEBIAN_MIRROR": "the http:// or https:// URL of a Debian archive to build the image's bookworm and bookworm-updates from, e.g. " + image.DefaultMirror +
+	"LAB_DEBIAN_MIRROR": "the http:// or https:// URL of a Debian archive to build the image's bookworm and bookworm-updates from, e.g. " + apt.DefaultMirror +
 		" (a host that is not Debian, such as a stock CI runner); default the host's own apt sources",
-	"LAB_DEBIAN_SECURITY": "the http:// or https:// URL of Debian's security archive, for bookworm-security, with LAB_DEBIAN_MIRROR; default " + image.DefaultSecurity,
+	"LAB_DEBIAN_SECURITY": "the http:// or https:// URL of Debian's security archive, for bookworm-security, with LAB_DEBIAN_MIRROR; default " + apt.DefaultSecurity,
 	"LAB_RESUME":          "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 

@@ -45,10 +45,10 @@ func pathPhrase(id string) string {
 func StackAdvice(st report.Stack, m *report.Matrix) string {
 	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrase(st.Path))
 	switch st.Baseline.State {
-	case stateNoData:
+	case StateNoData:
 		return fmt.Sprintf("The lab could not measure %s with no slow client (no sound run of its baseline): see runs.json's invalid reasons; nothing about the stack follows.",
 			strings.TrimPrefix(who, "Your stack "))
-	case stateBroken:
+	case StateBroken:
 		return fmt.Sprintf("%s misses %g ms at p95, or fails a request, with no slow client at all: fix the fast path first.", who, st.FastP95Ms)
 	}
 	var failed, held, unknown []string

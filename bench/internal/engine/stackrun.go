@@ -1,126 +1,46 @@
 package engine
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
-	"time"
 
-	"wsgilab/bench/internal/image"
-	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/stack"
-	"wsgilab/bench/internal/stackfile"
 	"wsgilab/bench/internal/verdict"
 )
 
-// RunStack runs sc's check: its baseline (no slow client), then each
-// behaviour's steps 1, 2, … up to its requirement plus one, stopping at
-// the first step that broke. A step is one run; one that broke gets a
-// second, and a tie a third, so that one noisy run decides nothing. The
-// runs land in the series' reports; sc's requirements are judged as the
-// "stack" table of claims.json. m is the matrix the advice is taken from.
-func (l *Lab) RunStack(t stack.TB, sc StackCheck, m *report.Matrix) (report.Stack, error) {
-	t.Helper()
-	bound := sc.File.Requires.P95Ms()
-	st := report.Stack{Name: sc.File.Name, Server: sc.Info.Describe(), Path: sc.Path.ID, Capacity: sc.Row.Concurrency,
-		Basis: sc.Row.Basis, CapacityDeclared: sc.Info.Capacity > 0, FastP95Ms: bound, ExpectFails: sc.ExpectFails}
-	base, err := l.runStep(t, sc.Baseline(), 0, bound)
-	if err != nil {
-		return st, err
-	}
-	st.Baseline = base
-	for _, b := range sc.Behaviours {
-		sb := report.StackBehaviour{Column: b.Column.ID, Noun: b.Noun, Required: b.Required, Steps: []report.StackStep{}}
-		if base.State == stateHeld {
-			for n := 1; n <= b.MaxStep(); n++ {
-				step, err := l.runStep(t, sc.Step(b, n), n, bound)
-				if err != nil {
-					return st, err
-				}
-				sb.Steps = append(sb.Steps, step)
-				if step.State != stateHeld {
-					break
-				}
-			}
-		}
-		st.Behaviours = append(st.Behaviours, sb)
-	}
-	// claims.json's stack table holds every check of the series; this
-	// check's claims are its own verdicts' ids.
-	all, err := l.Reports.Evaluate("stack", l.Reports.stackVerdicts(sc))
-	if err != nil {
-		return st, err
-	}
-	var claims []report.Claim
-	for _, v := range sc.Verdicts() {
-		if i := slices.IndexFunc(all, func(c report.Claim) bool { return c.ID == v.ID }); i >= 0 {
-			claims = append(claims, all[i])
-		}
-	}
-	return FoldStack(st, claims, m), nil
-}
-
 // Step states as report.StackStep names them.
 const (
-	stateHeld   = "held"
-	stateBroken = "broken"
-	stateNoData = "no data"
+	StateHeld   = "held"
+	StateBroken = "broken"
+	StateNoData = "no data"
 )
 
-// runStep runs c once, or twice or three times (RunStack), and reports it.
-func (l *Lab) runStep(t stack.TB, c Condition, n int, bound float64) (report.StackStep, error) {
-	t.Helper()
-	var s report.Condition
-	var unsound []string
-	for k := 1; k <= maxStepRuns; k++ {
-		r, err := l.RunA(t, c, k)
-		if err != nil {
-			return report.StackStep{}, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
-		}
-		if !r.Sound {
-			unsound = append(unsound, fmt.Sprintf("run %d: %s", k, r.Invalid))
-		}
-		conds := l.Reports.Conditions()
-		s = conds[slices.IndexFunc(conds, func(x report.Condition) bool { return x.ID == c.ID })]
-		if state, _, err := verdict.Step(s, bound); err == nil && state != verdict.StepUndecided {
-			break
-		}
-	}
-	step := stepOf(s, n, bound)
-	if step.State == stateNoData {
-		step.Why = noDataWhy(s, unsound)
-	}
-	return step, nil
-}
-
-// noDataWhy says why a step has no data: its unmeasured runs' reasons, or
+// NoDataWhy says why a step has no data: its unmeasured runs' reasons, or
 // that its sound runs split evenly.
-func noDataWhy(s report.Condition, unsound []string) string {
+func NoDataWhy(s report.Condition, unsound []string) string {
 	if len(unsound) > 0 {
 		return "the lab could not measure " + strings.Join(unsound, "; ")
 	}
 	return fmt.Sprintf("its %d sound runs split evenly between held and broken", s.RunsSound)
 }
 
-// maxStepRuns bounds a step's runs: one that held decides; one that broke
+// MaxStepRuns bounds a step's runs: one that held decides; one that broke
 // needs a second that breaks (verdict.Step), a tie or an unsound run a
 // third.
-const maxStepRuns = 3
+const MaxStepRuns = 3
 
-// stepOf is a step's report from its condition's summary.
-func stepOf(s report.Condition, n int, bound float64) report.StackStep {
+// StepOf is a step's report from its condition's summary.
+func StepOf(s report.Condition, n int, bound float64) report.StackStep {
 	step := report.StackStep{Clients: n, Condition: s.ID, P95Ms: s.P95Ms, P95MsRuns: s.P95MsRuns, RunsSound: s.RunsSound, RunsTotal: s.RunsTotal}
 	state, _, err := verdict.Step(s, bound)
 	switch {
 	case errors.Is(err, verdict.ErrNoStepData) || state == verdict.StepUndecided:
-		step.State = stateNoData
+		step.State = StateNoData
 	case state == verdict.StepHeld:
-		step.State = stateHeld
+		step.State = StateHeld
 	default:
-		step.State = stateBroken
+		step.State = StateBroken
 	}
 	var failed []string
 	if f := s.RequestsTotal - s.RequestsOK; f > 0 {
@@ -147,17 +67,17 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 			b.NoData = true
 		}
 		for _, s := range b.Steps {
-			if s.State != stateHeld {
+			if s.State != StateHeld {
 				b.StallsAt = s.Clients
 				break
 			}
 		}
 		switch {
-		case st.Baseline.State == stateNoData:
+		case st.Baseline.State == StateNoData:
 			b.Text = "no data: the lab could not measure the baseline, with no slow client: " + st.Baseline.Why
-		case st.Baseline.State != stateHeld:
+		case st.Baseline.State != StateHeld:
 			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client", st.FastP95Ms)
-		case b.StallsAt > 0 && b.Steps[len(b.Steps)-1].State == stateNoData:
+		case b.StallsAt > 0 && b.Steps[len(b.Steps)-1].State == StateNoData:
 			b.Text = fmt.Sprintf("no data at %d %s: %s", b.StallsAt, b.Noun, b.Steps[len(b.Steps)-1].Why)
 		case b.StallsAt > b.Required:
 			b.Text = fmt.Sprintf("stalls at %d %s, past the %d required", b.StallsAt, b.Noun, b.Required)
@@ -171,69 +91,3 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 	st.Advice = StackAdvice(st, m)
 	return st
 }
-
-// CheckStack checks the stack file f: its own NGINX config through nginx
-// -t; its app image found on the engine (a team's own, never pulled) or
-// built from its app directory on the lab image; then RunStack against the
-// matrix of fixtures/report. All of that happens before its first run, so
-// a bad image or config starts nothing. The verdict goes to stacks.json,
-// the file and images to environment.json.
-func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...StackOption) (report.Stack, error) {
-	t.Helper()
-	sc, err := NewStackCheck(f)
-	if err != nil {
-		return report.Stack{}, err
-	}
-	for _, o := range opts {
-		o(&sc)
-	}
-	// Every front door, preset or own config, passes its own config check
-	// before anything is built or started.
-	if p := sc.Path.Proxy; p != nil {
-		field := "proxy.kind " + p.Kind
-		switch {
-		case f.Proxy.Config != "":
-			field = "proxy.config " + f.Proxy.Config
-		case p.Kind == proxy.KindNginx:
-			field = "proxy.mode " + f.Proxy.Mode
-		case f.Proxy.Preset != "":
-			field = "proxy.preset " + f.Proxy.Preset
-		}
-		if err := stack.ProxyCheck(l.Session, l.Image, *p); err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: %s: %w", f.Name, field, err)
-		}
-	}
-	eng := l.Session.Pool().Client
-	var app report.Image
-	if f.App != nil {
-		tree, err := f.OpenApp()
-		if err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: app.dir %q: want the directory as it was checked: %w", f.Name, f.App.Dir, err)
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
-		defer cancel()
-		if app, err = image.EnsureApp(ctx, eng, l.Image, tree.Files(), stackfile.AppRoot); err != nil {
-			return report.Stack{}, err
-		}
-		sc = sc.WithImage(app.Ref)
-	} else if app, err = image.Inspect(eng, f.Image.Ref); err != nil {
-		return report.Stack{}, fmt.Errorf("stack file %s: image.ref: %w", f.Name, err)
-	}
-	lab, err := image.Inspect(eng, l.Image)
-	if err != nil {
-		return report.Stack{}, err
-	}
-	l.Reports.AddStackEnv(report.StackEnv{Name: f.Name, File: f.Path, Source: string(f.Source), Images: []report.Image{app, lab}}, sc)
-	m, err := OurMatrix()
-	if err != nil {
-		return report.Stack{}, err
-	}
-	st, err := l.RunStack(t, sc, m)
-	if err != nil {
-		return st, err
-	}
-	return st, l.Reports.AddStack(st)
-}
-
-// DefaultStackBuildWait bounds the build of a stack's app image.
-const DefaultStackBuildWait = 5 * time.Minute

@@ -11,7 +11,6 @@ package image
 import (
 	"archive/tar"
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -27,6 +26,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"wsgilab/bench/internal/apt"
 
 	dc "github.com/ory/dockertest/v3/docker"
 	"golang.org/x/sys/unix"
@@ -100,30 +100,14 @@ func BaseRef() (string, error) {
 	return BaseRepository + ":" + tag, nil
 }
 
-// Apt is the Debian archive the base image is built from. The zero value
-// is the host's own apt sources (a Debian host); a host that is not Debian
-// (a stock CI runner) names a mirror, and bookworm-security comes from
-// Security, DefaultSecurity when empty. The image's tag is the recipe's
-// hash either way: the same recipe from another mirror of the same
-// archive installs the same packages, at the versions the archive holds
-// at the time of the build.
-type Apt struct {
-	Mirror, Security string
-}
+// Apt is the Debian archive the base image is built from (apt.Archive).
+type Apt = apt.Archive
 
 // The archives a mirror setting usually names.
 const (
-	DefaultMirror   = "http://deb.debian.org/debian"
-	DefaultSecurity = "http://deb.debian.org/debian-security"
+	DefaultMirror   = apt.DefaultMirror
+	DefaultSecurity = apt.DefaultSecurity
 )
-
-// env is the build script's environment for a.
-func (a Apt) env() []string {
-	if a.Mirror == "" {
-		return nil
-	}
-	return []string{"LAB_DEBIAN_MIRROR=" + a.Mirror, "LAB_DEBIAN_SECURITY=" + cmp.Or(a.Security, DefaultSecurity)}
-}
 
 // EnsureBase finds the base image or builds it: it runs the recipe's
 // build.sh on this machine (root and mmdebstrap needed) from apt's
@@ -204,7 +188,7 @@ func BuildRootfs(ctx context.Context, dir, out, tmp string, apt Apt, log io.Writ
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
-	cmd.Env = append(cmd.Env, apt.env()...)
+	cmd.Env = append(cmd.Env, apt.Env()...)
 	if tmp != "" {
 		cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
 	}

@@ -1,4 +1,4 @@
-package engine
+package labrun
 
 import (
 	"encoding/json"
@@ -8,10 +8,10 @@ import (
 	"sync"
 	"time"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
-	"wsgilab/bench/internal/runrec"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stack"
 )
@@ -22,14 +22,14 @@ import (
 type Lab struct {
 	Session  *stack.Session
 	Image    string
-	Settings Settings
-	Reports  *Reports
+	Settings engine.Settings
+	Reports  *engine.Reports
 	// Safety, when set, discards and reruns a unit during which the host
 	// was busy outside the lab (see attempt).
 	Safety *safety.Stop
 	// Journal, when set, keeps each completed unit and gives it back
 	// instead of running it again.
-	Journal *Journal
+	Journal *engine.Journal
 	// Log receives the safety stop's abort lines.
 	Log io.Writer
 
@@ -39,13 +39,6 @@ type Lab struct {
 	ahead *ahead
 }
 
-// Record is a run's raw record (runrec.Record); Phases where its wall
-// time went outside its window.
-type (
-	Record = runrec.Record
-	Phases = runrec.Phases
-)
-
 // RunA runs condition c once, as run k, in a fresh pod: start the pod,
 // start the /proc sampler, run the load from the client container, stop
 // the sampler, collect the app's write records and the client's limits.
@@ -53,16 +46,16 @@ type (
 // could not be carried out at all (a run that ran but measured something
 // wrong is returned as invalid). A run in the journal is not run again; a
 // run the safety stop discards is run again once the host is calm.
-func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
+func (l *Lab) RunA(t stack.TB, c engine.Condition, k int) (report.Run, error) {
 	t.Helper()
 	defer func() { l.then = nil }() // a declaration is good for one run
 	if err := c.Validate(); err != nil {
 		return report.Run{}, err
 	}
-	l.Reports.begin(c.ID)
-	l.Reports.attemptA(c)
-	var rec Record
-	if ok, err := l.Journal.loadFile(UnitA(c, k), &rec); ok || err != nil {
+	l.Reports.Begin(c.ID)
+	l.Reports.AttemptA(c)
+	var rec engine.Record
+	if ok, err := l.Journal.LoadFile(engine.UnitA(c, k), &rec); ok || err != nil {
 		if err != nil {
 			return report.Run{}, err
 		}
@@ -80,14 +73,14 @@ func (l *Lab) RunA(t stack.TB, c Condition, k int) (report.Run, error) {
 	if err != nil {
 		return run, err
 	}
-	return run, l.Journal.saveFile(UnitA(c, k), rawA(c, k))
+	return run, l.Journal.SaveFile(engine.UnitA(c, k), engine.RawA(c, k))
 }
 
 // measureA carries out one attempt at run k of c, in a pod it removes
 // before returning. Once its window is over, the pod of the run declared
 // by Then starts (ahead.go).
-func (l *Lab) measureA(t stack.TB, c Condition, k int) (Record, error) {
-	rec := Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
+func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, error) {
+	rec := engine.Record{Condition: c.ID, Run: k, Pod: c.Pod(l.Image), Started: time.Now()}
 	pod, err := l.openPod(t, c, k)
 	if err != nil {
 		return rec, err

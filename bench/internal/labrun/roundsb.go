@@ -1,9 +1,10 @@
-package engine
+package labrun
 
 import (
 	"fmt"
 	"slices"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/stack"
 	"wsgilab/bench/internal/verdict"
 )
@@ -29,18 +30,18 @@ import (
 // JournalProtocol). The safety stop discards and repeats the whole group,
 // which is 12 runs a round: a busy host costs more than it did cell by
 // cell.
-func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (map[string]map[string][]RunB, error) {
+func (l *Lab) RoundsB(t stack.TB, servers []engine.ServerB, block int, prof engine.ProfileB) (map[string]map[string][]engine.RunB, error) {
 	t.Helper()
 	cells := make([]string, len(servers))
 	for i, srv := range servers {
 		cells[i] = verdict.Cell(srv.ID, block)
-		l.Reports.begin(cells[i])
+		l.Reports.Begin(cells[i])
 	}
-	if journalled := !slices.ContainsFunc(cells, func(c string) bool { return !l.Journal.has(UnitB(c)) }); journalled {
-		out := map[string]map[string][]RunB{}
+	if journalled := !slices.ContainsFunc(cells, func(c string) bool { return !l.Journal.Has(engine.UnitB(c)) }); journalled {
+		out := map[string]map[string][]engine.RunB{}
 		for _, c := range cells {
-			var runs map[string][]RunB
-			ok, err := l.Journal.load(UnitB(c), &runs)
+			var runs map[string][]engine.RunB
+			ok, err := l.Journal.Load(engine.UnitB(c), &runs)
 			if err != nil {
 				return nil, err
 			}
@@ -54,7 +55,7 @@ func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (
 			return out, nil
 		}
 	}
-	var out map[string]map[string][]RunB
+	var out map[string]map[string][]engine.RunB
 	err := l.attempt(fmt.Sprintf("%d cells at %d ms blocking, in rounds", len(cells), block), func() (err error) {
 		out, err = l.measureRoundsB(t, servers, block, prof)
 		return err
@@ -63,7 +64,7 @@ func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (
 		return nil, err
 	}
 	for _, c := range cells {
-		if err := l.Journal.save(UnitB(c), out[c]); err != nil {
+		if err := l.Journal.Save(engine.UnitB(c), out[c]); err != nil {
 			return nil, err
 		}
 	}
@@ -72,7 +73,7 @@ func (l *Lab) RoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (
 
 // measureRoundsB is one attempt of RoundsB: open, warm, rounds, close.
 // A pod that fails to close is left to its test's cleanup, as CellB does.
-func (l *Lab) measureRoundsB(t stack.TB, servers []ServerB, block int, prof ProfileB) (map[string]map[string][]RunB, error) {
+func (l *Lab) measureRoundsB(t stack.TB, servers []engine.ServerB, block int, prof engine.ProfileB) (map[string]map[string][]engine.RunB, error) {
 	pods := make([]*stack.Pod, len(servers))
 	for i, srv := range servers {
 		pod, err := l.OpenB(t, srv, block)
@@ -87,15 +88,15 @@ func (l *Lab) measureRoundsB(t stack.TB, servers []ServerB, block int, prof Prof
 			return nil, fmt.Errorf("%s: %w", verdict.Cell(srv.ID, block), err)
 		}
 	}
-	out := map[string]map[string][]RunB{}
+	out := map[string]map[string][]engine.RunB{}
 	for k := 1; k <= prof.Repeats[block]; k++ {
 		for j := range servers {
 			i := (j + k - 1) % len(servers)
 			srv, cell := servers[i], verdict.Cell(servers[i].ID, block)
 			if out[cell] == nil {
-				out[cell] = map[string][]RunB{}
+				out[cell] = map[string][]engine.RunB{}
 			}
-			for _, gen := range Order(k) {
+			for _, gen := range engine.Order(k) {
 				r, err := l.MeasureB(pods[i], srv, block, gen, k, prof, 0)
 				if err != nil {
 					return nil, fmt.Errorf("%s round %d, %s: %w", cell, k, gen, err)

@@ -1,10 +1,11 @@
-package engine
+package labrun
 
 import (
 	"errors"
 	"fmt"
 	"time"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 )
@@ -32,7 +33,7 @@ func (l *Lab) attempt(unit string, do func() error) error {
 		waited, calmErr := l.Safety.WaitCalm(time.Sleep)
 		recErr := errors.Join(l.Reports.AddAbort(report.Abort{Unit: unit, Attempt: n, From: trip.From, To: trip.To,
 			PeakShare: trip.Peak, MeanShare: trip.Mean, WaitedS: waited.Seconds()}),
-			l.Journal.save(journalAborts, l.Reports.Aborts()))
+			l.Journal.Save(engine.JournalAborts, l.Reports.Aborts()))
 		l.logf("wsgilab: safety stop: %s discarded (attempt %d): CPU outside the lab peaked at %.0f %% from %s to %s; waited %v for calm",
 			unit, n, 100*trip.Peak, trip.From.Format("15:04:05.0"), trip.To.Format("15:04:05.0"), waited.Round(time.Millisecond))
 		if calmErr != nil || recErr != nil {

@@ -1,10 +1,11 @@
-package engine
+package labrun
 
 import (
 	"fmt"
 	"runtime"
 	"sync"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/stack"
 )
 
@@ -24,13 +25,13 @@ import (
 // starts once that RunA's window is over. A series that runs in a known
 // order (the tests' tables) declares it; benchmarks, whose runs repeat,
 // do not, and their pods open in place.
-func (l *Lab) Then(c Condition, k int) {
+func (l *Lab) Then(c engine.Condition, k int) {
 	l.then = &next{c, k}
 }
 
 // next is a run declared by Then.
 type next struct {
-	c Condition
+	c engine.Condition
 	k int
 }
 
@@ -47,7 +48,7 @@ type ahead struct {
 // unless none was, that run is in the journal (it will not be measured),
 // or a pod is ahead already.
 func (l *Lab) startAhead() {
-	if l.then == nil || l.ahead != nil || l.Journal.has(UnitA(l.then.c, l.then.k)) {
+	if l.then == nil || l.ahead != nil || l.Journal.Has(engine.UnitA(l.then.c, l.then.k)) {
 		return
 	}
 	c, k := l.then.c, l.then.k
@@ -64,7 +65,7 @@ func (l *Lab) startAhead() {
 // (its containers' purge moves to t's cleanup), or a new one. A pod ahead
 // for another run is removed first, so no two pods ever run at once
 // during a window.
-func (l *Lab) openPod(t stack.TB, c Condition, k int) (*stack.Pod, error) {
+func (l *Lab) openPod(t stack.TB, c engine.Condition, k int) (*stack.Pod, error) {
 	t.Helper()
 	id := stack.Ident{Condition: c.ID, Run: k}
 	if a := l.takeAhead(); a != nil {
