@@ -148,9 +148,6 @@ type RunB struct {
 	Sampled   report.ProbeRows
 }
 
-// PathB is article B's request: the view AES-encrypts its query.
-const PathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
-
 var articleBFigures = func() map[string]report.ArticleBServer {
 	v, err := report.ArticleB()
 	if err != nil {

@@ -70,6 +70,9 @@ type recordB struct {
 	Sampler   *probe.Series     `json:"sampler,omitempty"`
 }
 
+// pathB is article B's request: the view AES-encrypts its query.
+const pathB = "/account/ulogin/3/?wlanuserip=10.1.2.3&wlanacname=lab-ac&ssid=lab&wlanparameter=00%3A11%3A22%3A33%3A44%3A55"
+
 // MeasurePairsB measures a cell: after WarmUpB, prof.Repeats[block] pairs
 // of runs against the pod's server, one of each generator, in Order. burn
 // is our generator's test knob (load.ClosedSpec.Burn), 0 in every
@@ -104,7 +107,7 @@ func (l *Lab) WarmUpB(pod *stack.Pod, srv engine.ServerB, block int, prof engine
 	if n == 0 {
 		return nil
 	}
-	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(engine.PathB), N: n, C: min(prof.C, n), Timeout: load.DefaultClosedTimeout})
+	spec, err := json.Marshal(load.ClosedSpec{URL: pod.URL(pathB), N: n, C: min(prof.C, n), Timeout: load.DefaultClosedTimeout})
 	if err != nil {
 		return err
 	}
@@ -120,7 +123,7 @@ func (l *Lab) WarmUpB(pod *stack.Pod, srv engine.ServerB, block int, prof engine
 // measurement.
 func (l *Lab) MeasureB(pod *stack.Pod, srv engine.ServerB, block int, gen string, k int, prof engine.ProfileB, burn time.Duration) (engine.RunB, error) {
 	id := verdict.Cell(srv.ID, block)
-	spec := load.ClosedSpec{URL: pod.URL(engine.PathB), N: prof.Count(srv, block), C: prof.C, Timeout: load.DefaultClosedTimeout, Burn: burn}
+	spec := load.ClosedSpec{URL: pod.URL(pathB), N: prof.Count(srv, block), C: prof.C, Timeout: load.DefaultClosedTimeout, Burn: burn}
 	specJSON, err := json.Marshal(spec)
 	if err != nil {
 		return engine.RunB{}, err
