@@ -19,12 +19,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/stack"
 )
 
 // leakMode makes TestLeakHelper a child's whole job (see TestNoLeaks).
-var leakMode = flag.String("lab.leak", "", "run TestLeakHelper: start a pod, then pass, fail, panic or wait (a child of TestNoLeaks)")
+var leakMode = flag.String("lab.leak", "", "run TestLeakHelper: start a pod, then pass, fail, panic or wait; or life: two runs, tracing each step, then wait (a child of TestNoLeaks)")
 
 // leakWait bounds how long a "wait" child waits to be signalled.
 const leakWait = 60 * time.Second
@@ -34,6 +35,10 @@ const leakWait = 60 * time.Second
 func TestLeakHelper(t *testing.T) {
 	if *leakMode == "" {
 		t.Skip("a helper of TestNoLeaks; runs only with -lab.leak")
+	}
+	if *leakMode == "life" {
+		lifeOfRuns(t)
+		return
 	}
 	stack.Start(t, lab.Session, podspec.New(lab.Image, podspec.WithSampler(false)),
 		stack.Ident{Condition: "leak-" + *leakMode, Run: 1})
@@ -47,8 +52,27 @@ func TestLeakHelper(t *testing.T) {
 	case "wait":
 		time.Sleep(leakWait)
 	default:
-		t.Fatalf("-lab.leak=%q: want pass, fail, panic or wait", *leakMode)
+		t.Fatalf("-lab.leak=%q: want pass, fail, panic, wait or life", *leakMode)
 	}
+}
+
+// lifeOfRuns is the "life" child: two short runs of direct-0dl, the
+// second's pod opened ahead during the first's collection, each step of
+// their containers' lives printed as it happens (LEAKTRACE), then a wait
+// to be signalled.
+func lifeOfRuns(t *testing.T) {
+	lab.Session.Trace = func(e string) { fmt.Printf("LEAKTRACE %s\n", e) }
+	fmt.Printf("LEAKHELPER READY series=%s\n", lab.Session.ID)
+	c := engine.ArticleA[0]
+	c.ID, c.FastRequests = "leak-life", 8 // a 1 s window
+	lab.Then(c, 2)
+	for k := 1; k <= 2; k++ {
+		if _, err := lab.RunA(t, c, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fmt.Println("LEAKTRACE done")
+	time.Sleep(leakWait)
 }
 
 // child is a test binary running TestLeakHelper.
@@ -57,7 +81,9 @@ type child struct {
 	series string
 	exited chan error
 	waited chan struct{} // closed when the child has exited
-	stderr bytes.Buffer  // read only after waited is closed
+	// events are the child's LEAKTRACE lines, as they come.
+	events chan string
+	stderr bytes.Buffer // read only after waited is closed
 }
 
 // tail is the last n lines of s.
@@ -77,7 +103,7 @@ func startChild(t *testing.T, bin, mode string, extra ...string) *child {
 	require.NoError(t, err)
 	// The child's stderr is kept, not relayed: its own panics and test
 	// lines would read, to go test -json, as this package's.
-	c := &child{cmd: cmd, exited: make(chan error, 1), waited: make(chan struct{})}
+	c := &child{cmd: cmd, exited: make(chan error, 1), waited: make(chan struct{}), events: make(chan string, 256)}
 	cmd.Stderr = &c.stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() {
@@ -97,6 +123,12 @@ func startChild(t *testing.T, bin, mode string, extra ...string) *child {
 		for sc.Scan() {
 			if s, ok := strings.CutPrefix(sc.Text(), "LEAKHELPER READY series="); ok {
 				ready <- s
+			}
+			if e, ok := strings.CutPrefix(sc.Text(), "LEAKTRACE "); ok {
+				select {
+				case c.events <- e:
+				default: // nobody listens: the case signals on an earlier one
+				}
 			}
 		}
 		err := cmd.Wait()
@@ -158,6 +190,26 @@ func containersOf(t *testing.T, series string) []string {
 	return names
 }
 
+// lifePoints are the steps of a "life" child at which TestNoLeaks signals
+// it: the nth trace event that begins with event.
+var lifePoints = []struct {
+	name, event string
+	nth         int
+}{
+	{"first-create", "create holder container of leak-life r1", 1},
+	{"holder-created", "created holder container of leak-life r1", 1},
+	{"pod-creating", "create app container of leak-life r1", 1},
+	{"pod-half-created", "created ", 3},
+	{"window", "load leak-life r1", 1},
+	{"collect-and-ahead", "collect leak-life r1", 1},
+	{"ahead-creating", "create holder container of leak-life r2", 1},
+	{"ahead-pod-creating", "create client container of leak-life r2", 1},
+	{"teardown", "remove ", 1},
+	{"second-window", "load leak-life r2", 1},
+	{"last-teardown", "remove ", 7},
+	{"done", "done", 1},
+}
+
 // buildSelf builds the suite's own test binary, for tests that run it as
 // a child.
 func buildSelf(t *testing.T) string {
@@ -206,6 +258,36 @@ func TestNoLeaks(t *testing.T) {
 			}
 			assert.Equal(t, tc.code, c.wait(t, 2*time.Minute), "exit code")
 			assert.Empty(t, containersOf(t, c.series), "left behind by series %s", c.series)
+		})
+	}
+
+	// A signal at any step of a run's life: while a pod's containers are
+	// being created (the first run's, and the one opened ahead during the
+	// first run's collection), in a window, while a pod is torn down, and
+	// after. The child prints each step as it happens and is signalled at
+	// once, so the signal lands while that step is in flight.
+	for i, p := range lifePoints {
+		sig, code := os.Signal(syscall.SIGINT), 130
+		if i%2 == 1 {
+			sig, code = syscall.SIGTERM, 143
+		}
+		t.Run(fmt.Sprintf("life-%02d-%s", i+1, p.name), func(t *testing.T) {
+			c := startChild(t, bin, "life")
+			seen := 0
+			timeout := time.After(2 * time.Minute)
+			for seen < p.nth {
+				select {
+				case e := <-c.events:
+					if strings.HasPrefix(e, p.event) {
+						seen++
+					}
+				case <-timeout:
+					t.Fatalf("the child never reached %q (#%d)", p.event, p.nth)
+				}
+			}
+			require.NoError(t, c.cmd.Process.Signal(sig))
+			assert.Equal(t, code, c.wait(t, 2*time.Minute), "exit code")
+			assert.Empty(t, containersOf(t, c.series), "left behind by series %s, signalled at %q #%d", c.series, p.event, p.nth)
 		})
 	}
 

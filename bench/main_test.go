@@ -35,6 +35,8 @@ import (
 var (
 	lab = &labrun.Lab{}
 	env report.Environment
+	// unguard undoes the session's Guard, set up with the session.
+	unguard = func() {}
 )
 
 func TestMain(m *testing.M) {
@@ -45,14 +47,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	if code == 0 {
-		// No container outlives the series: Ctrl-C, SIGTERM and the
-		// -timeout panic purge it first (a panicking or failing test
-		// purges its own pods through t.Cleanup).
-		stop := lab.Session.Guard(testTimeout(), os.Stderr)
 		job.Start()
 		code = m.Run()
 		lab.DiscardAhead()
-		stop()
 		if lab.Safety != nil {
 			lab.Safety.Close()
 			lab.Reports.SetSafety(lab.Safety.Summary())
@@ -68,6 +65,9 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "wsgilab: removed %d container(s) the tests left (%v)\n", n, err)
 		}
 	}
+	// Up to here a signal purges and exits with its own code; one that
+	// came meanwhile is handled now, and this never returns.
+	unguard()
 	// environment.json goes with a series; a run that measured nothing
 	// (make image) writes no report file.
 	if lab.Reports == nil {
@@ -115,6 +115,16 @@ func setUp() (int, error) {
 	}
 	if lab.Session, err = stack.NewSession(pool); err != nil {
 		return 1, err
+	}
+	// No container outlives the series, from its first on (the versions'
+	// run below): Ctrl-C, SIGTERM and the -timeout panic purge it first
+	// (a panicking or failing test purges its own pods through
+	// t.Cleanup).
+	unguard = lab.Session.Guard(testTimeout(), os.Stderr)
+	lab.Session.OnStop = func() {
+		if err := lab.Reports.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "wsgilab: %v\n", err)
+		}
 	}
 	reaped, err := lab.Session.Reap()
 	for _, r := range reaped {

@@ -104,7 +104,9 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 		sampling.Stop()
 		return rec, err
 	}
+	l.trace("load " + pod.Ident.String())
 	loadErr := pod.ExecJSON(pod.Client, &rec.Load, image.AgentPath, "run", string(spec))
+	l.trace("collect " + pod.Ident.String())
 	if loadErr == nil {
 		loadStart := time.Unix(0, rec.Load.StartUnixNano)
 		rec.Phases.LoadStartS = loadStart.Sub(mark).Seconds()
@@ -134,6 +136,13 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	}
 	rec.Phases.CollectS = time.Since(mark).Seconds()
 	return rec, errors.Join(writesErr, inspectErr)
+}
+
+// trace tells the session's Trace, if any, of a step of a run's life.
+func (l *Lab) trace(event string) {
+	if l.Session != nil && l.Session.Trace != nil {
+		l.Session.Trace(event)
+	}
 }
 
 // wrap prefixes err with what failed; nil stays nil.

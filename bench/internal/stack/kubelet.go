@@ -48,29 +48,37 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 		if v.EmptyDir != nil && v.EmptyDir.SizeLimit != nil {
 			size = v.EmptyDir.SizeLimit.Value()
 		}
-		if _, err := pool.Client.CreateVolume(dc.CreateVolumeOptions{Name: name, Driver: "local",
-			Labels:     s.labels("volume", id.Condition, id.Run),
-			DriverOpts: map[string]string{"type": "tmpfs", "device": "tmpfs", "o": fmt.Sprintf("size=%d,uid=65534,gid=65534", size)}}); err != nil {
+		removeVolume := func(string) { pool.Client.RemoveVolumeWithOptions(dc.RemoveVolumeOptions{Name: name, Force: true}) }
+		if _, err := s.create("volume "+name, func() (string, error) {
+			_, err := pool.Client.CreateVolume(dc.CreateVolumeOptions{Name: name, Driver: "local",
+				Labels:     s.labels("volume", id.Condition, id.Run),
+				DriverOpts: map[string]string{"type": "tmpfs", "device": "tmpfs", "o": fmt.Sprintf("size=%d,uid=65534,gid=65534", size)}})
+			return name, err
+		}, removeVolume); err != nil {
 			return nil, err
 		}
-		t.Cleanup(func() { pool.Client.RemoveVolumeWithOptions(dc.RemoveVolumeOptions{Name: name, Force: true}) })
+		t.Cleanup(func() { removeVolume(name) })
 		vols[v.Name] = name
 	}
 	repo, tag := image.SplitRef(spec.Containers[0].Image)
 	pod := &Pod{Ident: id, session: s, pool: pool} // for its removal and its guarded Exec
 	run := func(role string, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) (*dockertest.Resource, error) {
-		if s.Closed() {
-			return nil, fmt.Errorf("stack: series %s is stopping; no %s container starts", s.ID, role)
-		}
 		opts.Repository, opts.Tag = repo, tag
 		opts.Labels, opts.Name = s.labels(role, id.Condition, id.Run), s.name(role, id.Condition, id.Run)
-		r, err := pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
-			hc.PublishAllPorts = false // no port leaves the pod
-			hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges:true")
-			hc.CapDrop = []string{"ALL"}
-		})...)
-		if err != nil {
-			return nil, fmt.Errorf("stack: start %s container: %w", role, err)
+		var r *dockertest.Resource
+		if _, err := s.create(role+" container of "+id.String(), func() (string, error) {
+			var err error
+			r, err = pool.RunWithOptions(opts, append(mods, func(hc *dc.HostConfig) {
+				hc.PublishAllPorts = false // no port leaves the pod
+				hc.SecurityOpt = append(hc.SecurityOpt, "no-new-privileges:true")
+				hc.CapDrop = []string{"ALL"}
+			})...)
+			if err != nil {
+				return "", fmt.Errorf("stack: start %s container: %w", role, err)
+			}
+			return r.Container.ID, nil
+		}, func(id string) { removeContainer(pool.Client, id) }); err != nil {
+			return nil, err
 		}
 		s.live.Store(r.Container.ID, true) // the lab's own, to the safety stop
 		t.Cleanup(func() {
@@ -78,9 +86,6 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 				t.Errorf("stack: purge %s: %v", r.Container.Name, err)
 			}
 		})
-		if s.Closed() { // purged while this one was being created
-			return nil, fmt.Errorf("stack: series %s is stopping; removed the %s container it was starting", s.ID, role)
-		}
 		return r, nil
 	}
 

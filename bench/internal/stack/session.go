@@ -50,6 +50,18 @@ type Session struct {
 	pool *dockertest.Pool
 	// closed is set by Purge: no container may start after it.
 	closed atomic.Bool
+	// mu guards creating, the containers (and volumes) being created now:
+	// Purge waits for them, so each is either listed by Purge or removed
+	// by its creator, never neither.
+	mu       sync.Mutex
+	creating int
+	// Trace, when set, is told of each step of a container's life
+	// ("create app <condition> r<k>", "created ...", "remove ..."): the
+	// leak test signals a series at each of them.
+	Trace func(event string)
+	// OnStop, when set, is called by Guard on a signal before it purges:
+	// the series writes its reports.
+	OnStop func()
 	oom    oomWatch
 	// live holds the ids of the containers this process started and has
 	// not removed yet: the lab's share of the host's CPU (package safety).
@@ -109,16 +121,77 @@ func (s *Session) name(role, condition string, run int) string {
 	return unsafeName.ReplaceAllString(fmt.Sprintf("%s-%s-%s-r%d-%s", Label, s.ID, condition, run, role), "_")
 }
 
-// Purge force-removes every container of this session and returns how
-// many it removed. It is what a signal handler or a deadline calls; it
-// takes at most DefaultPurgeWait.
-// A container being created meanwhile is removed by its creator, which
-// checks the session after creating it (Pod.run).
+// Purge force-removes every container and volume of this session and
+// returns how many containers it removed. It is what a signal handler or
+// a deadline calls; it takes at most about 3 × DefaultPurgeWait. It closes
+// the session first, so nothing new starts, and waits for the containers
+// being created at that moment: each creator sees the session closed and
+// removes its own (Session.create). Only then does it list what is left,
+// so a container started mid-purge is never missed, and it returns only
+// once none is listed (purge), even one a test's own cleanup was removing
+// at that moment.
 func (s *Session) Purge() (int, error) {
+	s.mu.Lock()
 	s.closed.Store(true)
+	s.mu.Unlock()
+	waitErr := s.waitCreating(DefaultPurgeWait)
 	filter := map[string][]string{"label": {LabelSeries + "=" + s.ID}}
 	n, err := purge(s.pool.Client, filter)
-	return n, errors.Join(err, purgeVolumes(s.pool.Client, filter, nil))
+	return n, errors.Join(waitErr, err, purgeVolumes(s.pool.Client, filter, nil))
+}
+
+// waitCreating waits, at most wait, until no container of the session is
+// being created.
+func (s *Session) waitCreating(wait time.Duration) error {
+	deadline := time.Now().Add(wait)
+	for {
+		s.mu.Lock()
+		n := s.creating
+		s.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("stack: %d container(s) still being created after %v", n, wait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// create runs start, which creates one object of the session (a container,
+// or a volume), unless the session is closed; undo removes the object
+// when the session was closed while make ran. Purge waits for every
+// create in flight, so no object outlives a purge.
+func (s *Session) create(what string, start func() (string, error), undo func(id string)) (string, error) {
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return "", fmt.Errorf("stack: series %s is stopping; no %s starts", s.ID, what)
+	}
+	s.creating++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		s.creating--
+		s.mu.Unlock()
+	}()
+	s.trace("create " + what)
+	id, err := start()
+	if err != nil {
+		return "", err
+	}
+	s.trace("created " + what)
+	if s.closed.Load() { // purged while this one was being created
+		undo(id)
+		return "", fmt.Errorf("stack: series %s is stopping; removed the %s it was starting", s.ID, what)
+	}
+	return id, nil
+}
+
+func (s *Session) trace(event string) {
+	if s.Trace != nil {
+		s.Trace(event)
+	}
 }
 
 // purgeVolumes removes the volumes filters select (stack.KubePod's, once
@@ -148,22 +221,43 @@ func (s *Session) Closed() bool { return s.closed.Load() }
 // DefaultPurgeWait bounds one removal.
 const DefaultPurgeWait = 30 * time.Second
 
+// purge removes every container filters select and returns once none is
+// listed, at most DefaultPurgeWait: a container another goroutine is
+// removing at the same moment (Docker answers 409, removal already in
+// progress) is waited for, since that removal may yet be cut short by the
+// process's exit. It returns how many it removed itself.
 func purge(client *dc.Client, filters map[string][]string) (int, error) {
-	cs, err := client.ListContainers(dc.ListContainersOptions{All: true, Filters: filters})
-	if err != nil {
-		return 0, err
-	}
-	var errs []error
+	deadline := time.Now().Add(DefaultPurgeWait)
 	n := 0
-	for _, c := range cs {
-		err := removeContainer(client, c.ID)
+	for {
+		cs, err := client.ListContainers(dc.ListContainersOptions{All: true, Filters: filters})
 		if err != nil {
-			errs = append(errs, err)
-			continue
+			return n, err
 		}
-		n++
+		if len(cs) == 0 {
+			return n, nil
+		}
+		var errs []error
+		for _, c := range cs {
+			switch err := removeContainer(client, c.ID); {
+			case err == nil:
+				n++
+			case !removalInProgress(err):
+				errs = append(errs, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			return n, errors.Join(append(errs, fmt.Errorf("stack: %d container(s) still there after %v", len(cs), DefaultPurgeWait))...)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return n, errors.Join(errs...)
+}
+
+// removalInProgress is Docker's answer to removing a container that is
+// being removed already.
+func removalInProgress(err error) bool {
+	var de *dc.Error
+	return errors.As(err, &de) && de.Status == 409 && strings.Contains(de.Message, "already in progress")
 }
 
 func removeContainer(client *dc.Client, id string) error {

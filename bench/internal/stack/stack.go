@@ -50,6 +50,9 @@ type Ident struct {
 	Run       int
 }
 
+// String is "<condition> r<run>", as container names and traces say it.
+func (id Ident) String() string { return fmt.Sprintf("%s r%d", id.Condition, id.Run) }
+
 // Pod is a started topology. Containers are purged by the test's cleanup.
 type Pod struct {
 	Config  podspec.Config
@@ -231,19 +234,20 @@ func (p *Pod) name(role string) string { return p.session.name(role, p.Ident.Con
 func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig)) (*dockertest.Resource, error) {
 	t.Helper()
 	role := opts.Labels[LabelRole]
-	if p.session.Closed() {
-		return nil, fmt.Errorf("stack: series %s is stopping; no %s container starts", p.session.ID, role)
-	}
-	r, err := p.pool.RunWithOptions(Harden(role, opts), append(mods, HardenHost(role), func(hc *dc.HostConfig) {
-		// dockertest publishes ports by default; the lab publishes none.
-		hc.PublishAllPorts = false
-	})...)
+	var r *dockertest.Resource
+	_, err := p.session.create(role+" container of "+p.Ident.String(), func() (string, error) {
+		var err error
+		r, err = p.pool.RunWithOptions(Harden(role, opts), append(mods, HardenHost(role), func(hc *dc.HostConfig) {
+			// dockertest publishes ports by default; the lab publishes none.
+			hc.PublishAllPorts = false
+		})...)
+		if err != nil {
+			return "", fmt.Errorf("stack: start %s container: %w", role, err)
+		}
+		return r.Container.ID, nil
+	}, func(id string) { removeContainer(p.pool.Client, id) })
 	if err != nil {
-		return nil, fmt.Errorf("stack: start %s container: %w", role, err)
-	}
-	if p.session.Closed() { // purged while this one was being created
-		removeContainer(p.pool.Client, r.Container.ID)
-		return nil, fmt.Errorf("stack: series %s is stopping; removed the %s container it was starting", p.session.ID, role)
+		return nil, err
 	}
 	p.session.live.Store(r.Container.ID, true)
 	t.Cleanup(func() {
@@ -255,6 +259,7 @@ func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig
 }
 
 func (p *Pod) remove(r *dockertest.Resource) error {
+	p.session.trace("remove " + strings.TrimPrefix(r.Container.Name, "/"))
 	err := removeContainer(p.pool.Client, r.Container.ID)
 	if err == nil {
 		p.session.live.Delete(r.Container.ID)

@@ -66,11 +66,18 @@ func ReadVersions(s *Session, ref string) (report.Versions, error) {
 func runOnce(s *Session, role, condition, ref string, cmd, env []string, wait time.Duration) (int, string, error) {
 	pool := s.pool
 	repo, tag := image.SplitRef(ref)
-	r, err := pool.RunWithOptions(Harden(role, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: cmd, Env: env,
-		Labels: s.labels(role, condition, 0), Name: s.name(role, condition, 0),
-	}), HardenHost(role), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
-	if err != nil {
+	var r *dockertest.Resource
+	if _, err := s.create(role+" container of "+condition, func() (string, error) {
+		var err error
+		r, err = pool.RunWithOptions(Harden(role, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Cmd: cmd, Env: env,
+			Labels: s.labels(role, condition, 0), Name: s.name(role, condition, 0),
+		}), HardenHost(role), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
+		if err != nil {
+			return "", err
+		}
+		return r.Container.ID, nil
+	}, func(id string) { removeContainer(pool.Client, id) }); err != nil {
 		return 0, "", err
 	}
 	defer removeContainer(pool.Client, r.Container.ID)
