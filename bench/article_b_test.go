@@ -71,7 +71,7 @@ func addRowsB(srv engine.ServerB, block int, runs map[string][]engine.RunB) erro
 			return err
 		}
 	}
-	return lab.Reports.WriteSampled()
+	return nil
 }
 
 // TestCrossCheckCatchesSlowGenerator shows that b/ours-matches-ab and

@@ -85,7 +85,7 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
 			}
-			require.NoError(t, lab.Reports.WriteSampled())
+			require.NoError(t, lab.Reports.Flush())
 		})
 		i += n
 	}

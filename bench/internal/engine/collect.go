@@ -93,7 +93,7 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 			}
 		}
 	}
-	if err := errors.Join(r.writeA(), r.WriteSampled()); err != nil {
+	if err := r.Flush(); err != nil {
 		return err
 	}
 	// The series ran from its first pod's start to its last pod's end.

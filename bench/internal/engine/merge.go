@@ -113,7 +113,7 @@ func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 			}
 		}
 	}
-	if err := errors.Join(r.writeA(), r.WriteSampled(), r.writeSeries(shards)); err != nil {
+	if err := errors.Join(r.Flush(), r.writeSeries(shards)); err != nil {
 		return m, err
 	}
 	for _, t := range VerdictTables() {

@@ -14,8 +14,14 @@ import (
 	"wsgilab/bench/internal/verdict"
 )
 
-// Reports accumulate a series' runs and rows and rewrite the report set
-// after each run, so an interrupted series keeps every finished run.
+// Reports accumulate a series' runs and write its report set. Each run's
+// rows are appended to the JSON-lines files once (requests.jsonl and the
+// sampler's four), and its raw record written, as the run is added; the
+// summary files (conditions.json, runs.json and the rest, each a whole of
+// the series so far) are rewritten by Flush, once per condition and at
+// the series' end, so the writes grow with the series, not with its
+// square. An interrupted series flushes as it stops (the session's
+// guard); what it ran is in its raw records and its journal either way.
 type Reports struct {
 	dir string
 	// Env is environment.json; it is written with the series, never by a
@@ -27,20 +33,23 @@ type Reports struct {
 	conditions []Condition               // every condition that has runs, in first-run order
 	ranOn      map[string]*report.Origin // a merged series' shard per condition
 	runs       []report.Run
-	requests   []report.Request
 	downloads  []report.Download
-	sampled    report.ProbeRows
 	throughput []report.Throughput
 	attempted  []string                  // every condition and cell started
 	claims     map[string][]report.Claim // by table: "a", "b"
 	stacks     []report.Stack
 	checks     []StackCheck // the stack checks begun, for matrix.json
 	wrote      bool
+	// appended are the JSON-lines files this Reports has begun: its first
+	// append to each starts the file afresh.
+	appended map[string]bool
+	// dirty is set by a run added since the summary files were written.
+	dirty bool
 }
 
 // NewReports writes into dir.
 func NewReports(dir string, env *report.Environment) *Reports {
-	return &Reports{dir: dir, Env: env, claims: map[string][]report.Claim{}}
+	return &Reports{dir: dir, Env: env, claims: map[string][]report.Claim{}, appended: map[string]bool{}}
 }
 
 // Dir is the report directory.
@@ -88,14 +97,14 @@ func (r *Reports) AttemptA(c Condition) {
 	r.mu.Unlock()
 }
 
-// AddRun summarizes rec, a run of c, writes its raw record and rewrites
-// the series' reports.
+// AddRun summarizes rec, a run of c, writes its raw record and appends
+// its rows; Flush writes the summaries.
 func (r *Reports) AddRun(c Condition, rec Record) (report.Run, error) {
-	run, err := r.addRun(c, rec)
-	return run, errors.Join(err, r.writeA())
+	return r.addRun(c, rec)
 }
 
-// addRun summarizes rec, a run of c, and writes its raw record.
+// addRun summarizes rec, a run of c, writes its raw record and appends
+// its rows to the JSON-lines files.
 func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 	if rec.WallS == 0 { // set already in a run kept from the journal
 		rec.WallS = time.Since(rec.Started).Seconds() // the pod's teardown follows; series.json counts it
@@ -106,11 +115,30 @@ func (r *Reports) addRun(c Condition, rec Record) (report.Run, error) {
 	rawErr := report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
 	r.mu.Lock()
 	r.runs = append(r.runs, rows.Run)
-	r.requests = append(r.requests, rows.Requests...)
 	r.downloads = append(r.downloads, rows.Downloads...)
-	r.sampled.Append(rows.Sampler)
+	r.dirty, r.wrote = true, true
+	err := errors.Join(rawErr, r.appendLocked("requests.jsonl", report.JSONLines(rows.Requests)), r.appendSampledLocked(rows.Sampler))
 	r.mu.Unlock()
-	return rows.Run, rawErr
+	return rows.Run, err
+}
+
+// appendLocked appends rep's lines to the JSON-lines file name, starting
+// it afresh at this Reports' first append. r.mu is held.
+func (r *Reports) appendLocked(name string, rep report.Reporter) error {
+	fresh := !r.appended[name]
+	r.appended[name] = true
+	return report.AppendFile(r.dir, name, rep, fresh)
+}
+
+// appendSampledLocked appends the sampler's rows to its four files. r.mu
+// is held.
+func (r *Reports) appendSampledLocked(rows report.ProbeRows) error {
+	return errors.Join(
+		r.appendLocked("resources.jsonl", report.JSONLines(rows.Resources)),
+		r.appendLocked("sockets.jsonl", report.JSONLines(rows.Sockets)),
+		r.appendLocked("waits.jsonl", report.JSONLines(rows.Waits)),
+		r.appendLocked("tempfiles.jsonl", report.JSONLines(rows.TempFiles)),
+	)
 }
 
 // rawA is run k of c's raw record, relative to the report directory.
@@ -174,20 +202,29 @@ func (r *Reports) Claims(table string) []report.Claim {
 func (r *Reports) AddThroughput(row report.Throughput, sampled report.ProbeRows) error {
 	r.mu.Lock()
 	r.throughput = append(r.throughput, row)
-	r.sampled.Append(sampled)
+	appendErr := r.appendSampledLocked(sampled)
 	rows := slices.Clone(r.throughput)
 	r.wrote = true
 	r.mu.Unlock()
-	return errors.Join(
+	return errors.Join(appendErr,
 		report.WriteFile(r.dir, "throughput.json", report.JSON(rows)),
 		report.WriteFile(r.dir, "article_b.bench.txt", report.BenchfmtB(*r.Env, rows)),
 		r.writeEnv(),
 	)
 }
 
-// writeA rewrites article A's report set.
-func (r *Reports) writeA() error {
+// Flush rewrites article A's summary files from every run added so far:
+// conditions.json, runs.json, downloads.json, series.json,
+// article_a.bench.txt, and sweep.json and matrix.json when the series has
+// them. The series calls it once per condition and at its end (Close);
+// it does nothing when no run came since the last.
+func (r *Reports) Flush() error {
 	r.mu.Lock()
+	if !r.dirty {
+		r.mu.Unlock()
+		return nil
+	}
+	r.dirty = false
 	runs := slices.Clone(r.runs)
 	conds := r.conditionsLocked()
 	files := []struct {
@@ -196,7 +233,6 @@ func (r *Reports) writeA() error {
 	}{
 		{"conditions.json", report.JSON(conds)},
 		{"runs.json", report.JSON(runs)},
-		{"requests.jsonl", report.JSONLines(slices.Clone(r.requests))},
 		{"downloads.json", report.JSON(slices.Clone(r.downloads))},
 		{"series.json", report.JSON(report.NewSeries(r.started, runs))},
 		{"article_a.bench.txt", report.Benchfmt(*r.Env, runs)},
@@ -221,28 +257,6 @@ func (r *Reports) writeA() error {
 		}
 	}
 	return r.writeEnv()
-}
-
-// WriteSampled rewrites the sampler's four series files. They grow to
-// megabytes, so callers write them once per condition, not per run; each
-// run's raw record holds the same series meanwhile.
-func (r *Reports) WriteSampled() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, f := range []struct {
-		name string
-		rep  report.Reporter
-	}{
-		{"resources.jsonl", report.JSONLines(r.sampled.Resources)},
-		{"sockets.jsonl", report.JSONLines(r.sampled.Sockets)},
-		{"waits.jsonl", report.JSONLines(r.sampled.Waits)},
-		{"tempfiles.jsonl", report.JSONLines(r.sampled.TempFiles)},
-	} {
-		if err := report.WriteFile(r.dir, f.name, f.rep); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // writeClaims writes claims.json: the article claims (article A's, then
@@ -344,13 +358,13 @@ func (r *Reports) SetKept(kept []string) {
 	r.Env.Resume.Kept, r.Env.Resume.Resumed = kept, len(kept) > 0
 }
 
-// Close writes environment.json once more (tests may have added to it)
-// when the series wrote anything at all.
+// Close flushes the summary files and writes environment.json once more
+// (tests may have added to it) when the series wrote anything at all.
 func (r *Reports) Close() error {
 	if !r.Wrote() {
 		return nil
 	}
-	return r.writeEnv()
+	return errors.Join(r.Flush(), r.writeEnv())
 }
 
 // Record is a run's raw record (runrec.Record); Phases where its wall

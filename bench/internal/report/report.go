@@ -1,9 +1,11 @@
 // Package report writes the lab's report files. A reporter is a
 // func(io.Writer) error; the harness picks the paths, and WriteFile makes
-// each file appear whole or not at all.
+// each file appear whole or not at all; AppendFile adds a run's lines to a
+// JSON-lines file that only grows.
 package report
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -62,6 +64,37 @@ func WriteFile(dir, name string, r Reporter) error {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync()
 		d.Close()
+	}
+	return nil
+}
+
+// AppendFile runs r into memory and appends the bytes to name in dir in
+// one write, creating the file; fresh starts it afresh instead. It is for
+// JSON-lines files that only grow (a run's rows): each run's lines are
+// written once, never rewritten. A failed write leaves the lines before
+// it whole.
+func AppendFile(dir, name string, r Reporter, fresh bool) error {
+	var buf bytes.Buffer
+	if err := r(&buf); err != nil {
+		return fmt.Errorf("report: write %s: %w", name, err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	flag := os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	if fresh {
+		flag |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return fmt.Errorf("report: append to %s: %w", name, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("report: append to %s: %w", name, err)
 	}
 	return nil
 }
