@@ -221,6 +221,10 @@ func setUp() (int, error) {
 	lab.Log = os.Stderr
 	env.Safety = report.Safety{Enabled: settings.Safety.Enabled, Threshold: settings.Safety.Config.Threshold,
 		WindowS: settings.Safety.Config.Window.Seconds(), Aborts: append([]report.Abort{}, lab.Journal.Aborts()...)}
+	if settings.Safety.Enabled {
+		rule := settings.Safety.Redo
+		env.Safety.Redo = &rule
+	}
 	if lab.Safety, err = lab.SafetyStop("/proc", "/sys/fs/cgroup"); err != nil {
 		return 1, err
 	}

@@ -21,7 +21,7 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 			switch cl.Status {
 			case report.StatusNotRun:
 				t.Skip(cl.Note)
-			case report.StatusMissing:
+			case report.StatusMissing, report.StatusTooBusy:
 				t.Fatalf("%s verdict %q: %s", cl.Kind, cl.Text, cl.Note)
 			}
 			assert.Truef(t, cl.Holds, "%s verdict %q: measured %.4g %s, threshold %s %s",

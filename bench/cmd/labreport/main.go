@@ -129,6 +129,9 @@ func runMerge(out string, shards []string, o engine.MergeOptions, partial bool) 
 		case report.StatusMissing:
 			code = 1
 			fmt.Printf("MISSING  %-48s %s\n", c.ID, c.Note)
+		case report.StatusTooBusy:
+			code = 1
+			fmt.Printf("TOO BUSY %-48s %s\n", c.ID, c.Note)
 		default:
 			code = 1
 			fmt.Printf("FAILS    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)

@@ -178,7 +178,7 @@ func (r *Reports) conditionsLocked() []report.Condition {
 func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, error) {
 	r.mu.Lock()
 	d := verdict.Data{Conditions: map[string]report.Condition{}, Throughput: slices.Clone(r.throughput),
-		Attempted: slices.Clone(r.attempted)}
+		Attempted: slices.Clone(r.attempted), TooBusy: TooBusyByCondition(r.Env.Safety.TooBusy)}
 	conds := r.conditionsLocked()
 	for _, c := range conds {
 		d.Conditions[c.ID] = c
@@ -188,6 +188,18 @@ func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, 
 	r.claims[table] = claims
 	r.mu.Unlock()
 	return claims, r.writeClaims()
+}
+
+// TooBusyByCondition maps each condition of tbs to why the machine was
+// too busy for it, for verdict.Data.
+func TooBusyByCondition(tbs []report.TooBusy) map[string]string {
+	out := map[string]string{}
+	for _, tb := range tbs {
+		if _, ok := out[tb.Condition]; !ok {
+			out[tb.Condition] = fmt.Sprintf("%s: %d attempts, each disturbed (the last: %s)", tb.Unit, tb.Attempts, tb.Last)
+		}
+	}
+	return out
 }
 
 // Claims are the claims of verdict table id as last evaluated, nil when
@@ -334,6 +346,25 @@ func (r *Reports) AddAbort(a report.Abort) error {
 	return r.writeEnv()
 }
 
+// AddDiscarded writes the raw record of a run the redo rule discarded,
+// attempt n of run rec.Run of c, beside the kept runs' records, and
+// returns its path relative to the report directory: a discarded run is
+// never summarized, but nothing it measured is lost.
+func (r *Reports) AddDiscarded(c Condition, rec Record, n int) (string, error) {
+	raw := filepath.Join("raw", "discarded", fmt.Sprintf("%s-run%d-attempt%d.json", c.ID, rec.Run, n))
+	return raw, report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
+}
+
+// AddTooBusy records a unit the series gave up on, at once: every verdict
+// that reads its condition says "machine too busy" instead of judging.
+func (r *Reports) AddTooBusy(tb report.TooBusy) error {
+	r.mu.Lock()
+	r.Env.Safety.TooBusy = append(r.Env.Safety.TooBusy, tb)
+	r.wrote = true
+	r.mu.Unlock()
+	return r.writeEnv()
+}
+
 // Aborts are the units the safety stop discarded so far.
 func (r *Reports) Aborts() []report.Abort {
 	r.mu.Lock()
@@ -370,6 +401,7 @@ func (r *Reports) Close() error {
 // Record is a run's raw record (runrec.Record); Phases where its wall
 // time went outside its window.
 type (
-	Record = runrec.Record
-	Phases = runrec.Phases
+	Record      = runrec.Record
+	Phases      = runrec.Phases
+	HostSamples = runrec.HostSamples
 )

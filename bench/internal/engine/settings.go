@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"wsgilab/bench/internal/apt"
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stackfile"
@@ -65,10 +66,14 @@ type Settings struct {
 	Apt apt.Archive
 }
 
-// SafetySettings switch the host safety stop on or off and set it.
+// SafetySettings switch the host safety stop on or off and set it. Redo
+// is the rule by which a run the stop let through is still judged
+// disturbed and run again (package disturb); it holds while the stop is
+// on.
 type SafetySettings struct {
 	Enabled bool
 	Config  safety.Config
+	Redo    report.RedoRule
 }
 
 // knownSettings are every LAB_* variable the lab reads on the host, with
@@ -134,7 +139,7 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 	bad := func(k string) error { return fmt.Errorf("%s=%q: want %s", k, env[k], knownSettings[k]) }
 
 	s := Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: filepath.Join(root, report.DefaultDir),
-		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}, Resume: JournalOff}
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig(), Redo: disturb.DefaultRule()}, Resume: JournalOff}
 	if v, ok := env["LAB_RUNS"]; ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > MaxRuns {

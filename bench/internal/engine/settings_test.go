@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/verdict"
@@ -18,7 +19,7 @@ func TestSettingsDefaults(t *testing.T) {
 	s, err := ParseSettings([]string{"PATH=/bin", "HOME=/root"}, "/mod")
 	require.NoError(t, err)
 	assert.Equal(t, Settings{Runs: DefaultRuns, Profile: DefaultProfile, ReportDir: "/mod/reports/out",
-		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig()}, Resume: JournalOff}, s)
+		Safety: SafetySettings{Enabled: true, Config: safety.DefaultConfig(), Redo: disturb.DefaultRule()}, Resume: JournalOff}, s)
 }
 
 func TestSettingsGood(t *testing.T) {
@@ -29,7 +30,7 @@ func TestSettingsGood(t *testing.T) {
 	want := safety.DefaultConfig()
 	want.Threshold, want.Window = 0.75, 3*time.Second
 	assert.Equal(t, Settings{Runs: 5, Profile: "full", ReportDir: dir, Quiet: true, Resume: JournalResume,
-		Safety: SafetySettings{Enabled: true, Config: want}, MatrixRuns: 4}, s)
+		Safety: SafetySettings{Enabled: true, Config: want, Redo: disturb.DefaultRule()}, MatrixRuns: 4}, s)
 	assert.Equal(t, 4, s.Plan().MatrixRuns)
 	off, err := ParseSettings([]string{"LAB_SAFETY_CPU=off"}, "/mod")
 	require.NoError(t, err)

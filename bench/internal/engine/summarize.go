@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
@@ -47,7 +49,13 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	out := RunRows{}
 
 	var lat, lag stats.Latencies
+	var late [2]time.Duration // the two latest starts
 	for _, p := range res.Fast {
+		if p.Lag > late[0] {
+			late[0], late[1] = p.Lag, late[0]
+		} else if p.Lag > late[1] {
+			late[1] = p.Lag
+		}
 		lat.Add(p.Latency)
 		lag.Add(p.Lag)
 		if p.OK(res.Spec) {
@@ -62,7 +70,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	lat.Close()
 	lag.Close()
 	run.P50Ms, run.P95Ms, run.MaxMs = stats.Ms(lat.P50), stats.Ms(lat.P95), stats.Ms(lat.Max)
-	run.LagMaxMs, run.LagP99Ms = stats.Ms(lag.Max), stats.Ms(lag.P99)
+	run.LagMaxMs, run.LagP99Ms, run.LagSecondMs = stats.Ms(lag.Max), stats.Ms(lag.P99), stats.Ms(late[1])
 	if run.RequestsTotal == 0 {
 		problems = append(problems, "no /fast request was made")
 	}
@@ -137,6 +145,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		run.Observed = &o
 		problems = append(problems, samplerProblems(o)...)
 		out.Sampler = Rows(rec.Condition, rec.Run, *rec.Sampler, res.StartUnixNano)
+	}
+	if h := rec.Host; h != nil {
+		run.Host = disturb.Host(h.Points, h.Interval, disturb.DefaultOutsideWindow)
 	}
 	run.Sound = len(problems) == 0
 	run.Valid = run.Sound && len(failures) == 0

@@ -351,19 +351,31 @@ func TestBusyMachineSaysSo(t *testing.T) {
 	assert.Contains(t, text(s.sections["claims"]), "This series ran on a busy machine: other programs used 37 %")
 }
 
-// Runs the safety stop discarded, and units a resumed series kept, are
-// said beside the verdicts.
+// Runs the safety stop or the redo rule discarded, units the machine was
+// too busy for, and units a resumed series kept, are said beside the
+// verdicts, each discard with its reason and figures.
 func TestAbortsAndResumeSaySo(t *testing.T) {
 	dir := copyFixture(t)
 	s := parse(t, render(t, dir))
-	assert.NotContains(t, text(s.sections["claims"]), "safety stop discarded")
+	assert.NotContains(t, text(s.sections["claims"]), "discarded")
 
 	editEnv(t, dir, func(env *report.Environment) {
-		env.Safety.Aborts = []report.Abort{{Unit: "direct-2dl run 2", Attempt: 1, PeakShare: 0.97}}
+		env.Safety.Enabled = true
+		env.Safety.Redo = &report.RedoRule{LagMaxMs: 25, LagSecondMs: 2, ClientThrottledShare: 0.1, OutsideShare: 0.4, OutsideWindowS: 0.75, MaxAttempts: 4}
+		env.Safety.Aborts = []report.Abort{{Unit: "direct-2dl run 2", Attempt: 1, PeakShare: 0.97},
+			{Unit: "direct-0dl run 1", Attempt: 1, Reason: report.AbortDisturbed, Raw: "raw/discarded/direct-0dl-run1-attempt1.json",
+				Disturbances: []report.Disturbance{{Check: "lag-second", Measured: 3.5, Bound: 2, Unit: "ms"}},
+				Figures:      &report.RunNoise{LagMaxMs: 23.5, LagSecondMs: 3.5, ClientThrottledShare: 0.01, Host: &report.HostNoise{MaxShare: 0.9, HeldShare: 0.6, HeldWindowS: 0.75}}}}
+		env.Safety.TooBusy = []report.TooBusy{{Unit: "nginx-on-2dl run 3", Condition: "nginx-on-2dl", Attempts: 4, Last: "disturbed: lag 30 ms > 25"}}
 		env.Resume = report.Resume{Resumed: true, Kept: []string{"a/direct-0dl-run1"}}
 	})
 	claims := text(parse(t, render(t, dir)).sections["claims"])
-	assert.Contains(t, claims, "The host safety stop discarded 1 run(s) and waited for calm before running each again: direct-2dl run 2 (attempt 1, outside share peaked at 97")
+	assert.Contains(t, claims, "The series discarded 2 run(s) and ran each again once the host was calm")
+	assert.Contains(t, claims, "the prober's worst lag exceeds 25 ms or its second-worst 2 ms")
+	assert.Contains(t, claims, "direct-2dl run 21safety-stopCPU outside the lab peaked at 97.0 %")
+	assert.Contains(t, claims, "direct-0dl run 11disturbedlag-second 3.5 ms > 2 (lag max 23.5 ms, second 3.5 ms, client throttled 1.0 %, outside the lab max 90.0 %, held 60.0 % for 0.75 s)")
+	assert.Contains(t, claims, "raw/discarded/direct-0dl-run1-attempt1.json")
+	assert.Contains(t, claims, "The machine was too busy to judge: nginx-on-2dl (nginx-on-2dl run 3, 4 attempts; the last disturbed: lag 30 ms > 25)")
 	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
 }
 

@@ -122,6 +122,10 @@ type claimsView struct {
 	// interrupted series' journal; Merged, which machines a merged series'
 	// shards ran on, and Mismatch how they differed.
 	Busy, Aborts, Resumed, Merged, Mismatch string
+	// Discards are the discarded runs, one row each; TooBusy names the
+	// units the series gave up on.
+	Discards []discardView
+	TooBusy  string
 	// Groups are the article claims, then the harness checks.
 	Groups []claimGroup
 	Holds  int
@@ -160,12 +164,19 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 		v.Busy = "This series ran on a busy machine: " + env.Machine.Busy + ". Its figures may be disturbed."
 	}
 	if env != nil && len(env.Safety.Aborts) > 0 {
-		var units []string
+		v.Aborts = fmt.Sprintf("The series discarded %d run(s) and ran each again once the host was calm: "+
+			"the safety stop tripped during it, or its own figures crossed the redo rule (%s). No discarded run is judged; its raw record is kept.",
+			len(env.Safety.Aborts), redoLine(env.Safety))
 		for _, a := range env.Safety.Aborts {
-			units = append(units, fmt.Sprintf("%s (attempt %d, outside share peaked at %s)", a.Unit, a.Attempt, pct(a.PeakShare)))
+			v.Discards = append(v.Discards, discardRow(a))
 		}
-		v.Aborts = fmt.Sprintf("The host safety stop discarded %d run(s) and waited for calm before running each again: %s.",
-			len(env.Safety.Aborts), strings.Join(units, "; "))
+	}
+	if env != nil && len(env.Safety.TooBusy) > 0 {
+		var units []string
+		for _, tb := range env.Safety.TooBusy {
+			units = append(units, fmt.Sprintf("%s (%s, %d attempts; the last %s)", tb.Condition, tb.Unit, tb.Attempts, tb.Last))
+		}
+		v.TooBusy = "The machine was too busy to judge: " + strings.Join(units, "; ") + ". Every verdict that reads these says so instead of judging."
 	}
 	if env != nil && env.Resume.Resumed {
 		v.Resumed = fmt.Sprintf("This series resumed an interrupted one: %d completed unit(s) came from its journal (%s).",
@@ -196,6 +207,9 @@ func buildClaims(cs []report.Claim, env *report.Environment) claimsView {
 			v.NotEval++
 		case c.Status == report.StatusMissing:
 			r.Verdict, r.Class = "missing data", "fail"
+			v.Fails++
+		case c.Status == report.StatusTooBusy:
+			r.Verdict, r.Class = "machine too busy", "fail"
 			v.Fails++
 		case c.Status == report.StatusHolds:
 			r.Verdict, r.Class, r.Measured = "holds", "pass", num(c.Measured)
@@ -478,7 +492,9 @@ func buildEnv(f *files) envView {
 			{"safety stop", safetyLine(e.Safety)},
 			{"CPU outside the lab, max", pct(e.Safety.MaxShare)}, {"CPU outside the lab, mean", pct(e.Safety.MeanShare)},
 			{"samples", fmt.Sprint(e.Safety.Samples)},
+			{"redo rule", redoLine(e.Safety)},
 			{"runs discarded", fmt.Sprint(len(e.Safety.Aborts))},
+			{"units too busy to judge", fmt.Sprint(len(e.Safety.TooBusy))},
 			{"units kept from a journal", fmt.Sprint(len(e.Resume.Kept))},
 		}},
 		{"Container hardening", hardeningRows(e.Hardening)},
@@ -530,6 +546,48 @@ func buildEnv(f *files) envView {
 		v.Packages = append(v.Packages, kv{k, e.Versions.Packages[k]})
 	}
 	return v
+}
+
+// discardView is one discarded run as the page lists it.
+type discardView struct {
+	Unit, Attempt, Reason, Figures, Waited, Raw string
+}
+
+func discardRow(a report.Abort) discardView {
+	d := discardView{Unit: a.Unit, Attempt: fmt.Sprint(a.Attempt), Waited: num(a.WaitedS) + " s", Raw: a.Raw,
+		Reason: cmp.Or(a.Reason, report.AbortSafetyStop)}
+	if d.Reason == report.AbortSafetyStop {
+		d.Figures = fmt.Sprintf("CPU outside the lab peaked at %s (mean %s) from %s to %s", pct(a.PeakShare), pct(a.MeanShare),
+			a.From.UTC().Format("15:04:05.0"), a.To.UTC().Format("15:04:05.0"))
+		return d
+	}
+	var crossed []string
+	for _, x := range a.Disturbances {
+		crossed = append(crossed, x.String())
+	}
+	d.Figures = strings.Join(crossed, "; ")
+	if f := a.Figures; f != nil {
+		d.Figures += fmt.Sprintf(" (lag max %s ms, second %s ms, client throttled %s", num(f.LagMaxMs), num(f.LagSecondMs), pct(f.ClientThrottledShare))
+		if f.Host != nil {
+			d.Figures += fmt.Sprintf(", outside the lab max %s, held %s for %s s", pct(f.Host.MaxShare), pct(f.Host.HeldShare), num(f.Host.HeldWindowS))
+		}
+		d.Figures += ")"
+	}
+	return d
+}
+
+// redoLine states the redo rule a series ran under.
+func redoLine(s report.Safety) string {
+	r := s.Redo
+	switch {
+	case !s.Enabled:
+		return "off, with the safety stop"
+	case r == nil:
+		return "none recorded (a series from before the rule)"
+	}
+	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms, the client is throttled in over %s of its CFS periods, "+
+		"or the CPU outside the lab holds above %s for %s s; at most %d attempts",
+		num(r.LagMaxMs), num(r.LagSecondMs), pct(r.ClientThrottledShare), pct(r.OutsideShare), num(r.OutsideWindowS), r.MaxAttempts)
 }
 
 func safetyLine(s report.Safety) string {

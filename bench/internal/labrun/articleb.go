@@ -46,14 +46,14 @@ func (l *Lab) CellB(t stack.TB, srv engine.ServerB, block int, prof engine.Profi
 	if ok, err := l.Journal.Load(engine.UnitB(cell), &runs); ok || err != nil {
 		return runs, err
 	}
-	err := l.attempt(cell, func() error {
+	err := l.attempt(cell, []string{cell}, func(int) (*discard, error) {
 		pod, err := l.OpenB(t, srv, block)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		defer pod.Close()
 		runs, err = l.MeasurePairsB(pod, srv, block, prof, 0)
-		return err
+		return nil, err
 	})
 	if err != nil {
 		return nil, err

@@ -1,48 +1,135 @@
 package labrun
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 )
 
-// DefaultMaxAttempts bounds how often the safety stop may discard one unit
-// before the series gives up on it.
-const DefaultMaxAttempts = 4
+// ErrTooBusy is the error of a unit that could not get an undisturbed
+// run within the rule's attempts: the machine was too busy to judge it.
+var ErrTooBusy = errors.New("machine too busy")
+
+// discard is an attempt the redo rule judged disturbed: the abort that
+// records it (its reason, figures and raw record), and the share the host
+// may not hold for the window before the next attempt (safety.Stop's
+// WaitCalmUnder).
+type discard struct {
+	abort  report.Abort
+	calm   float64
+	window time.Duration
+}
 
 // attempt runs one unit (an article A run, an article B cell) until it
-// ends with the host calm throughout: a unit during which the safety stop
-// tripped is discarded (do's result is dropped, whatever it was), recorded
-// as an abort, and run again once the host is calm. With no stop, do runs
-// once.
-func (l *Lab) attempt(unit string, do func() error) error {
+// ends undisturbed. An attempt is discarded, recorded as an abort and run
+// again once the host is calm when the safety stop tripped during it (do's
+// result is dropped, whatever it was), or when do itself returns a discard
+// (the run's own figures crossed the redo rule). After the rule's
+// MaxAttempts the unit is recorded as too busy and fails with ErrTooBusy:
+// no verdict is judged on it. With no stop, do runs once.
+func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard, error)) error {
 	if l.Safety == nil {
-		return do()
+		l.beforeAttempt(unit, 1)
+		_, err := do(1)
+		return err
 	}
+	maxAttempts := cmp.Or(l.Settings.Safety.Redo.MaxAttempts, disturb.DefaultMaxAttempts)
 	for n := 1; ; n++ {
+		l.beforeAttempt(unit, n)
 		mark := l.Safety.Begin()
-		err := do()
+		d, err := do(n)
 		trip, tripped := l.Safety.End(mark)
-		if !tripped {
+		var a report.Abort
+		calm, window := l.Settings.Safety.Config.Threshold, time.Duration(0)
+		switch {
+		case tripped:
+			a = report.Abort{Reason: report.AbortSafetyStop, From: trip.From, To: trip.To, PeakShare: trip.Peak, MeanShare: trip.Mean}
+		case err == nil && d != nil:
+			a, calm, window = d.abort, d.calm, d.window
+			a.Reason = report.AbortDisturbed
+		default:
 			return err
 		}
-		waited, calmErr := l.Safety.WaitCalm(time.Sleep)
-		recErr := errors.Join(l.Reports.AddAbort(report.Abort{Unit: unit, Attempt: n, From: trip.From, To: trip.To,
-			PeakShare: trip.Peak, MeanShare: trip.Mean, WaitedS: waited.Seconds()}),
-			l.Journal.Save(engine.JournalAborts, l.Reports.Aborts()))
-		l.logf("wsgilab: safety stop: %s discarded (attempt %d): CPU outside the lab peaked at %.0f %% from %s to %s; waited %v for calm",
-			unit, n, 100*trip.Peak, trip.From.Format("15:04:05.0"), trip.To.Format("15:04:05.0"), waited.Round(time.Millisecond))
+		a.Unit, a.Attempt = unit, n
+		waited, calmErr := l.Safety.WaitCalmUnder(calm, window, time.Sleep)
+		a.WaitedS = waited.Seconds()
+		recErr := errors.Join(l.Reports.AddAbort(a), l.Journal.Save(engine.JournalAborts, l.Reports.Aborts()))
+		l.logf("wsgilab: %s discarded (attempt %d of %d): %s; waited %v for calm", unit, n, maxAttempts, abortText(a),
+			waited.Round(time.Millisecond))
 		if calmErr != nil || recErr != nil {
 			return fmt.Errorf("%s: %w", unit, errors.Join(calmErr, recErr))
 		}
-		if n >= DefaultMaxAttempts {
-			return fmt.Errorf("%s: the safety stop discarded it %d times; the host is too busy for a series", unit, n)
+		if n >= maxAttempts {
+			errs := []error{fmt.Errorf("%s: %w: %d attempts, each disturbed (the last: %s); no verdict is judged on %s",
+				unit, ErrTooBusy, n, abortText(a), strings.Join(conditions, ", "))}
+			for _, c := range conditions {
+				errs = append(errs, l.Reports.AddTooBusy(report.TooBusy{Unit: unit, Condition: c, Attempts: n, Last: abortText(a)}))
+			}
+			return errors.Join(errs...)
 		}
 	}
+}
+
+func (l *Lab) beforeAttempt(unit string, n int) {
+	if l.BeforeAttempt != nil {
+		l.BeforeAttempt(unit, n)
+	}
+}
+
+// abortText says why a was discarded, with its figures.
+func abortText(a report.Abort) string {
+	if a.Reason == report.AbortSafetyStop {
+		return fmt.Sprintf("the safety stop tripped: CPU outside the lab peaked at %.0f %% from %s to %s",
+			100*a.PeakShare, a.From.Format("15:04:05.0"), a.To.Format("15:04:05.0"))
+	}
+	var ds []string
+	for _, d := range a.Disturbances {
+		ds = append(ds, d.String())
+	}
+	return "disturbed: " + strings.Join(ds, ", ")
+}
+
+// judgeA is the redo rule on attempt n of run rec of c: nil when the run
+// was undisturbed (or the stop is off), else its discard, whose raw
+// record is written aside first.
+func (l *Lab) judgeA(c engine.Condition, rec engine.Record, n int) (*discard, error) {
+	if l.Safety == nil {
+		return nil, nil
+	}
+	rule := l.Settings.Safety.Redo
+	run := engine.SummarizeRun(c, rec).Run
+	noise := disturb.Noise(run)
+	ds := disturb.Judge(rule, noise)
+	if len(ds) == 0 {
+		return nil, nil
+	}
+	raw, err := l.Reports.AddDiscarded(c, rec, n)
+	if err != nil {
+		return nil, err
+	}
+	from := time.Unix(0, rec.Load.StartUnixNano)
+	a := report.Abort{From: from, To: from.Add(rec.Load.Elapsed), Disturbances: ds, Figures: &noise, Raw: raw}
+	if noise.Host != nil {
+		a.PeakShare, a.MeanShare = noise.Host.MaxShare, noise.Host.MeanShare
+	}
+	return &discard{abort: a, calm: rule.OutsideShare, window: time.Duration(rule.OutsideWindowS * float64(time.Second))}, nil
+}
+
+// hostSamples are the safety stop's points over the window [from, to],
+// once the stop has sampled past its end; nil without a stop.
+func (l *Lab) hostSamples(from, to time.Time) *engine.HostSamples {
+	if l.Safety == nil {
+		return nil
+	}
+	l.Safety.Covers(to)
+	return &engine.HostSamples{Interval: l.Safety.Interval(), Points: l.Safety.Points(from, to)}
 }
 
 // logf writes a line to the lab's log (stderr unless set), quiet or not:

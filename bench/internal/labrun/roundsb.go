@@ -56,9 +56,9 @@ func (l *Lab) RoundsB(t stack.TB, servers []engine.ServerB, block int, prof engi
 		}
 	}
 	var out map[string]map[string][]engine.RunB
-	err := l.attempt(fmt.Sprintf("%d cells at %d ms blocking, in rounds", len(cells), block), func() (err error) {
+	err := l.attempt(fmt.Sprintf("%d cells at %d ms blocking, in rounds", len(cells), block), cells, func(int) (_ *discard, err error) {
 		out, err = l.measureRoundsB(t, servers, block, prof)
-		return err
+		return nil, err
 	})
 	if err != nil {
 		return nil, err

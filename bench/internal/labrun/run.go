@@ -32,6 +32,9 @@ type Lab struct {
 	Journal *engine.Journal
 	// Log receives the safety stop's abort lines.
 	Log io.Writer
+	// BeforeAttempt, when set, is called as attempt n of a unit begins:
+	// the redo rule's test starts its CPU burner there.
+	BeforeAttempt func(unit string, n int)
 
 	// then is the run declared to follow (Then), and ahead the pod being
 	// opened for it, if any (ahead.go).
@@ -44,8 +47,10 @@ type Lab struct {
 // the sampler, collect the app's write records and the client's limits.
 // It records the run and returns its summary; an error means the run
 // could not be carried out at all (a run that ran but measured something
-// wrong is returned as invalid). A run in the journal is not run again; a
-// run the safety stop discards is run again once the host is calm.
+// wrong is returned as invalid), or that it was disturbed in every
+// attempt (ErrTooBusy). A run in the journal is not run again; a run the
+// safety stop or the redo rule discards is run again once the host is
+// calm (attempt).
 func (l *Lab) RunA(t stack.TB, c engine.Condition, k int) (report.Run, error) {
 	t.Helper()
 	defer func() { l.then = nil }() // a declaration is good for one run
@@ -61,10 +66,12 @@ func (l *Lab) RunA(t stack.TB, c engine.Condition, k int) (report.Run, error) {
 		}
 		return l.Reports.AddRun(c, rec)
 	}
-	err := l.attempt(fmt.Sprintf("%s run %d", c.ID, k), func() error {
+	err := l.attempt(fmt.Sprintf("%s run %d", c.ID, k), []string{c.ID}, func(n int) (*discard, error) {
 		var err error
-		rec, err = l.measureA(t, c, k)
-		return err
+		if rec, err = l.measureA(t, c, k); err != nil {
+			return nil, err
+		}
+		return l.judgeA(c, rec, n)
 	})
 	if err != nil {
 		return report.Run{}, err
@@ -114,6 +121,10 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	}
 	series, err := sampling.Stop()
 	l.startAhead()
+	if loadErr == nil {
+		from := time.Unix(0, rec.Load.StartUnixNano)
+		rec.Host = l.hostSamples(from, from.Add(rec.Load.Elapsed))
+	}
 	if oom := pod.OOMKilled(); oom != nil { // the cause of any load error
 		return rec, oom
 	}

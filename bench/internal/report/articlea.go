@@ -50,9 +50,13 @@ type Run struct {
 	P50Ms float64 `json:"p50_ms"`
 	P95Ms float64 `json:"p95_ms"`
 	MaxMs float64 `json:"max_ms"`
-	// LagMaxMs and LagP99Ms are how late the /fast requester sent its requests.
-	LagMaxMs float64 `json:"lag_max_ms"`
-	LagP99Ms float64 `json:"lag_p99_ms"`
+	// LagMaxMs and LagP99Ms are how late the /fast requester sent its
+	// requests; LagSecondMs is the second-latest start, the worst once the
+	// single latest request is set aside (a quiet host holds back one
+	// request of a run at most: the redo rule reads both).
+	LagMaxMs    float64 `json:"lag_max_ms"`
+	LagP99Ms    float64 `json:"lag_p99_ms"`
+	LagSecondMs float64 `json:"lag_second_ms"`
 	// WriteS and CompletionS are the medians over this run's downloads.
 	WriteS            float64 `json:"write_s"`
 	CompletionS       float64 `json:"completion_s"`
@@ -85,6 +89,21 @@ type Run struct {
 	Stream *Stream `json:"stream,omitempty"`
 	// Observed is the probe's summary of the run (nil without a probe).
 	Observed *Observed `json:"observed,omitempty"`
+	// Host is the CPU outside the lab during the run's window, as the
+	// host safety stop sampled it (nil when the stop was off).
+	Host *HostNoise `json:"host,omitempty"`
+}
+
+// HostNoise is the share of the host's CPU used outside the lab over a
+// run's load window, from the safety stop's points (package safety).
+type HostNoise struct {
+	Samples   int     `json:"samples"`
+	MaxShare  float64 `json:"max_outside_share"`
+	MeanShare float64 `json:"mean_outside_share"`
+	// HeldShare is the highest share the host held for HeldWindowS
+	// without a break (safety.Held): the figure the redo rule reads.
+	HeldShare   float64 `json:"held_outside_share"`
+	HeldWindowS float64 `json:"held_window_s"`
 }
 
 // Stream is an event stream as its reader saw it: how many events came
@@ -261,10 +280,13 @@ type Claim struct {
 	Kind string `json:"kind"`
 	Text string `json:"text"`
 	// Status is holds, fails, missing (a condition it reads ran, but a
-	// value it needs is missing or empty: a failure) or not-run (a
-	// condition it reads did not run, e.g. go test -run picked others).
+	// value it needs is missing or empty: a failure), not-run (a
+	// condition it reads did not run, e.g. go test -run picked others) or
+	// too-busy (a condition it reads could not get an undisturbed run:
+	// not judged, and a failure of the series).
 	Status string `json:"status"`
-	// Holds is the verdict; Evaluated is false for missing and not-run.
+	// Holds is the verdict; Evaluated is false for missing, not-run and
+	// too-busy.
 	Holds     bool     `json:"holds"`
 	Evaluated bool     `json:"evaluated"`
 	Measured  float64  `json:"measured"`
@@ -288,6 +310,9 @@ const (
 	StatusFails   = "fails"
 	StatusMissing = "missing"
 	StatusNotRun  = "not-run"
+	// StatusTooBusy: a condition it reads could not get an undisturbed
+	// run (package disturb); nothing was judged.
+	StatusTooBusy = "too-busy"
 )
 
 // JSONLines is a Reporter of one JSON document per line.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"time"
 
 	"wsgilab/bench/internal/podspec"
@@ -101,22 +102,99 @@ type Safety struct {
 	MaxShare  float64 `json:"max_outside_share"`
 	MeanShare float64 `json:"mean_outside_share"`
 	Aborts    []Abort `json:"aborts"`
-	ReadError string  `json:"read_error,omitempty"`
+	// Redo is the rule by which a run was judged disturbed and run again
+	// (package disturb); nil when the stop was off.
+	Redo *RedoRule `json:"redo,omitempty"`
+	// TooBusy are the units the series gave up on: their conditions'
+	// verdicts say "machine too busy".
+	TooBusy   []TooBusy `json:"too_busy,omitempty"`
+	ReadError string    `json:"read_error,omitempty"`
 }
 
-// Abort is a run the safety stop discarded; the series waited for calm
-// and ran it again.
+// Abort is a unit the series discarded and ran again: the safety stop
+// tripped during it (Reason "safety-stop"), or the run's own figures
+// said it was disturbed (Reason "disturbed", the redo rule of package
+// disturb). The series waited for calm and ran it again.
 type Abort struct {
 	// Unit is what was discarded: "<condition> run <k>" or an article B cell.
-	Unit    string    `json:"unit"`
-	Attempt int       `json:"attempt"`
-	From    time.Time `json:"from"`
-	To      time.Time `json:"to"`
-	// PeakShare and MeanShare are the outside share over the trip.
+	Unit    string `json:"unit"`
+	Attempt int    `json:"attempt"`
+	// Reason is "safety-stop" or "disturbed" (an abort recorded before
+	// reasons existed has none: the safety stop's).
+	Reason string    `json:"reason,omitempty"`
+	From   time.Time `json:"from"`
+	To     time.Time `json:"to"`
+	// PeakShare and MeanShare are the outside share over the trip, or
+	// over the discarded run's window.
 	PeakShare float64 `json:"peak_outside_share"`
 	MeanShare float64 `json:"mean_outside_share"`
+	// Disturbances are the bounds a disturbed run crossed, each with its
+	// figure; Figures the run's figures the rule reads, crossed or not.
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	Figures      *RunNoise     `json:"figures,omitempty"`
+	// Raw is the discarded run's raw record, relative to the report
+	// directory: nothing measured is lost.
+	Raw string `json:"raw,omitempty"`
 	// WaitedS is how long the series then waited for calm.
 	WaitedS float64 `json:"waited_s"`
+}
+
+// RedoRule is when a run counts as disturbed: its prober's worst lag
+// over LagMaxMs, or its second-worst over LagSecondMs (more than the one
+// request a quiet host holds back), its client throttled in over
+// ClientThrottledShare of its CFS periods, or the CPU outside the lab
+// held over OutsideShare for OutsideWindowS within its window. Each bound
+// is above what quiet series measured (reports/measurements.md).
+type RedoRule struct {
+	LagMaxMs             float64 `json:"lag_max_ms"`
+	LagSecondMs          float64 `json:"lag_second_ms"`
+	ClientThrottledShare float64 `json:"client_throttled_share"`
+	OutsideShare         float64 `json:"outside_share"`
+	OutsideWindowS       float64 `json:"outside_window_s"`
+	// MaxAttempts is how often one run may be tried before the series
+	// calls its machine too busy for it.
+	MaxAttempts int `json:"max_attempts"`
+}
+
+// Abort reasons.
+const (
+	AbortSafetyStop = "safety-stop"
+	AbortDisturbed  = "disturbed"
+)
+
+// Disturbance is one bound of the redo rule a run crossed.
+type Disturbance struct {
+	// Check is "lag", "lag-second", "client-throttled" or "outside-cpu".
+	Check    string  `json:"check"`
+	Measured float64 `json:"measured"`
+	Bound    float64 `json:"bound"`
+	Unit     string  `json:"unit"`
+}
+
+func (d Disturbance) String() string {
+	return fmt.Sprintf("%s %.3g %s > %.3g", d.Check, d.Measured, d.Unit, d.Bound)
+}
+
+// RunNoise are the figures of a run the redo rule reads: the prober's
+// worst and second-worst lag, the client's throttled share of CFS
+// periods, and the CPU outside the lab (nil when the stop was off).
+type RunNoise struct {
+	LagMaxMs              float64    `json:"lag_max_ms"`
+	LagSecondMs           float64    `json:"lag_second_ms"`
+	ClientThrottledShare  float64    `json:"client_throttled_share"`
+	ClientThrottleSampled bool       `json:"client_throttle_sampled"`
+	Host                  *HostNoise `json:"host,omitempty"`
+}
+
+// TooBusy is a unit that could not get an undisturbed run in the
+// attempts allowed: the machine was too busy to judge it, and every
+// verdict that reads its condition says so instead of judging.
+type TooBusy struct {
+	Unit      string `json:"unit"`
+	Condition string `json:"condition"`
+	Attempts  int    `json:"attempts"`
+	// Last is why the last attempt was discarded.
+	Last string `json:"last"`
 }
 
 // Resume says what a series kept from the journal of an interrupted one.

@@ -14,6 +14,7 @@ import (
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/safety"
 )
 
 // Record is a run's raw record, raw/<condition>-run<k>.json: everything
@@ -40,6 +41,17 @@ type Record struct {
 	// WallS is the run's wall time from Started to its last collection
 	// (the pod's teardown follows), set by Reports.AddRun.
 	WallS float64 `json:"wall_s"`
+	// Host is the host safety stop's points over the load window: the
+	// CPU outside the lab while the run measured (nil when the stop was
+	// off, or in a Kubernetes pod).
+	Host *HostSamples `json:"host,omitempty"`
+}
+
+// HostSamples are the safety stop's points over a window, one per
+// interval.
+type HostSamples struct {
+	Interval time.Duration  `json:"interval_ns"`
+	Points   []safety.Point `json:"points"`
 }
 
 // Phases are the parts of a run's wall time outside its load window, in

@@ -32,6 +32,9 @@ const (
 	DefaultCalm = 5 * time.Second
 	// DefaultMaxWait bounds one wait for calm.
 	DefaultMaxWait = 10 * time.Minute
+	// DefaultHistory is how far back Points reaches: longer than any
+	// run's window and its collection.
+	DefaultHistory = 5 * time.Minute
 )
 
 // Config sets the stop.
@@ -104,6 +107,7 @@ type Stop struct {
 
 	mu      sync.Mutex
 	points  []Point // the last points, enough for Window and Calm
+	history []Point // the points of the last DefaultHistory, for Points
 	trips   []Trip
 	over    []Point // the current span over the threshold
 	tripped bool    // the current span was counted as a trip
@@ -174,6 +178,10 @@ func (s *Stop) Add(p Point) {
 	if keep := int((s.cfg.Window+s.cfg.Calm)/s.cfg.Interval) + 2; len(s.points) > keep {
 		s.points = s.points[len(s.points)-keep:]
 	}
+	s.history = append(s.history, p)
+	if keep := int(DefaultHistory / s.cfg.Interval); len(s.history) > 2*keep {
+		s.history = append(s.history[:0], s.history[len(s.history)-keep:]...)
+	}
 	if s.active > 0 {
 		s.maxSeen = max(s.maxSeen, p.Outside)
 		s.sum += p.Outside
@@ -240,37 +248,97 @@ func (s *Stop) End(m Mark) (Trip, bool) {
 	return Trip{}, false
 }
 
+// Points are the points whose intervals overlap [from, to], oldest
+// first, as far back as DefaultHistory: the host's noise during one run's
+// window. A point covers the Interval that ends at its At.
+func (s *Stop) Points(from, to time.Time) []Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Point
+	for _, p := range s.history {
+		if p.At.After(from) && p.At.Add(-s.cfg.Interval).Before(to) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// Covers waits, at most two intervals, until the stop has a point that
+// covers t (a window's end), so Points up to t is whole; false if none
+// came.
+func (s *Stop) Covers(t time.Time) bool {
+	deadline := time.Now().Add(2 * s.cfg.Interval)
+	for {
+		s.mu.Lock()
+		ok := len(s.history) > 0 && !s.history[len(s.history)-1].At.Before(t)
+		s.mu.Unlock()
+		if ok || time.Now().After(deadline) {
+			return ok
+		}
+		time.Sleep(s.cfg.Interval / 10)
+	}
+}
+
+// Interval is the stop's sampling interval.
+func (s *Stop) Interval() time.Duration { return s.cfg.Interval }
+
+// Held is the highest share the points held for n consecutive points:
+// the largest, over every run of n points, of the run's lowest share. A
+// host that "stayed above x for n intervals" has Held > x. With fewer
+// than n points it is 0: the span never lasted n intervals.
+func Held(points []Point, n int) float64 {
+	if n < 1 || len(points) < n {
+		return 0
+	}
+	held := 0.0
+	for i := 0; i+n <= len(points); i++ {
+		low := points[i].Outside
+		for _, p := range points[i+1 : i+n] {
+			low = min(low, p.Outside)
+		}
+		held = max(held, low)
+	}
+	return held
+}
+
 // ErrNoCalm is WaitCalm's error when MaxWait passed without calm.
 var ErrNoCalm = errors.New("safety: the host did not calm down")
 
 // WaitCalm returns once the last Calm of points all lie at or under the
 // threshold, or ErrNoCalm after MaxWait. It returns the time it waited.
 func (s *Stop) WaitCalm(sleep func(time.Duration)) (time.Duration, error) {
+	return s.WaitCalmUnder(s.cfg.Threshold, 0, sleep)
+}
+
+// WaitCalmUnder is WaitCalm at another threshold, the redo rule's, lower
+// than the stop's, after a run it judged disturbed: calm is the last Calm
+// of points never holding above threshold for window (Held), so a single
+// interval of the series' own Docker work between runs does not count; a
+// window of 0 asks every point to stay at or under it.
+func (s *Stop) WaitCalmUnder(threshold float64, window time.Duration, sleep func(time.Duration)) (time.Duration, error) {
+	n := max(1, int((window+s.cfg.Interval/2)/s.cfg.Interval))
 	start := time.Now()
 	for waited := time.Duration(0); ; waited = time.Since(start) {
-		if s.calm() {
+		if s.calm(threshold, n) {
 			return waited, nil
 		}
 		if waited >= s.cfg.MaxWait {
-			return waited, fmt.Errorf("%w within %v: outside share over %.0f %%", ErrNoCalm, s.cfg.MaxWait, 100*s.cfg.Threshold)
+			return waited, fmt.Errorf("%w within %v: outside share over %.0f %%", ErrNoCalm, s.cfg.MaxWait, 100*threshold)
 		}
 		sleep(s.cfg.Interval)
 	}
 }
 
-func (s *Stop) calm() bool {
+// calm is whether the last Calm of points never held above threshold for
+// n points.
+func (s *Stop) calm(threshold float64, n int) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	need := int(s.cfg.Calm / s.cfg.Interval)
 	if len(s.points) < need {
 		return false
 	}
-	for _, p := range s.points[len(s.points)-need:] {
-		if p.Outside > s.cfg.Threshold {
-			return false
-		}
-	}
-	return true
+	return Held(s.points[len(s.points)-need:], n) <= threshold
 }
 
 // Summary is the stop's record of a series.

@@ -131,3 +131,67 @@ func TestHostReads(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 6500*time.Millisecond, lab)
 }
+
+// Held is the highest share held for n points without a break.
+func TestHeld(t *testing.T) {
+	pts := func(shares ...float64) []Point {
+		var ps []Point
+		for i, v := range shares {
+			ps = append(ps, Point{At: t0.Add(time.Duration(i) * DefaultInterval), Outside: v})
+		}
+		return ps
+	}
+	assert.Equal(t, 0.9, Held(pts(0.1, 0.9, 0.2), 1), "one point: the peak")
+	assert.Equal(t, 0.5, Held(pts(0.1, 0.9, 0.5, 0.2, 0.3), 2), "a single spike is not held")
+	assert.Equal(t, 0.6, Held(pts(0.1, 0.9, 0.5, 0.2, 0.6, 0.7, 0.65), 3))
+	assert.Equal(t, 0.0, Held(pts(0.9, 0.9), 3), "shorter than the window: never held")
+	assert.Equal(t, 0.0, Held(nil, 2))
+}
+
+// Points gives back the points whose intervals overlap a window, from
+// the stop's history, and only those.
+func TestPoints(t *testing.T) {
+	s := newStop()
+	end := feed(s, t0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6) // at 0.25 s ... 1.5 s
+	got := s.Points(t0.Add(500*time.Millisecond), t0.Add(time.Second))
+	var shares []float64
+	for _, p := range got {
+		shares = append(shares, p.Outside)
+	}
+	// The point at 0.5 s covers (0.25, 0.5]: outside; at 1.25 s covers (1, 1.25]: outside.
+	assert.Equal(t, []float64{0.3, 0.4}, shares)
+	assert.True(t, s.Covers(end), "a point covers the last instant fed")
+	assert.Len(t, s.Points(t0.Add(-time.Hour), end.Add(time.Hour)), 6)
+
+	// The history keeps DefaultHistory, at most twice that between trims.
+	long := newStop()
+	n := 3 * int(DefaultHistory/DefaultInterval)
+	shares = make([]float64, n)
+	feed(long, t0, shares...)
+	assert.LessOrEqual(t, len(long.history), 2*int(DefaultHistory/DefaultInterval))
+	assert.GreaterOrEqual(t, len(long.history), int(DefaultHistory/DefaultInterval))
+}
+
+// WaitCalmUnder waits for calm at its own threshold, lower than the stop's.
+func TestWaitCalmUnder(t *testing.T) {
+	s := newStop()
+	at := feed(s, t0, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5)
+	waited, err := s.WaitCalm(func(time.Duration) { t.Fatal("calm under 90 % already") })
+	require.NoError(t, err)
+	assert.Less(t, waited, time.Second)
+	var slept int
+	_, err = s.WaitCalmUnder(0.4, 0, func(time.Duration) { slept++; at = feed(s, at, 0.1) })
+	require.NoError(t, err)
+	assert.Equal(t, int(DefaultCalm/DefaultInterval), slept, "5 s of points under 40 %")
+
+	// With a window, a single interval over the threshold (the series' own
+	// Docker work) does not break the calm; two in a row do.
+	at = feed(s, at, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.55)
+	_, err = s.WaitCalmUnder(0.4, 500*time.Millisecond, func(time.Duration) { t.Fatal("one spike broke the calm") })
+	require.NoError(t, err)
+	at = feed(s, at, 0.55)
+	slept = 0
+	_, err = s.WaitCalmUnder(0.4, 500*time.Millisecond, func(time.Duration) { slept++; at = feed(s, at, 0.1) })
+	require.NoError(t, err)
+	assert.Equal(t, int(DefaultCalm/DefaultInterval)-1, slept, "two intervals over it held it: calm once they left the last 5 s")
+}

@@ -6,7 +6,8 @@
 // The data are article A's condition summaries (every matrix like it), the
 // sweep's model fit and article B's throughput rows.
 //
-// A verdict never passes on missing data. Each check declares the
+// A verdict never passes on missing data, nor is it judged on disturbed
+// data: one that reads a condition the machine was too busy for says so. Each check declares the
 // conditions it reads (Needs, derived from the check itself, never listed
 // twice); when one of them did not run at all (go test -run picked
 // others), the verdict is not run; when it ran but a value the check reads
@@ -75,6 +76,9 @@ type Data struct {
 	// Sweep is the buffer model's fit on the sweep's cells, nil when the
 	// series ran none.
 	Sweep *report.Sweep
+	// TooBusy are the conditions and cells the series could not get an
+	// undisturbed run of, with why: their verdicts are not judged.
+	TooBusy map[string]string
 	// Attempted are the ids of conditions and cells that were started,
 	// whether or not they produced anything: one that errored before its
 	// first row counts as run, so its verdicts fail as missing data
@@ -113,6 +117,16 @@ func evaluate(v Verdict, d Data) report.Claim {
 	}
 	if len(notRun) > 0 {
 		c.Status, c.Note = report.StatusNotRun, "not run: "+strings.Join(notRun, ", ")
+		return c
+	}
+	var busy []string
+	for _, id := range c.Needs {
+		if why, ok := d.TooBusy[id]; ok {
+			busy = append(busy, why)
+		}
+	}
+	if len(busy) > 0 {
+		c.Status, c.Note = report.StatusTooBusy, "machine too busy, not judged: "+strings.Join(busy, "; ")
 		return c
 	}
 	o, err := v.Check.Eval(d)

@@ -1,0 +1,136 @@
+// Package disturb is the series' redo rule: from a run's own figures it
+// says whether something outside the server under test disturbed the run,
+// in which case the series discards it and runs it again (labrun), as
+// article A's own protocol did on host load. It reads three figures, each
+// bounded above what quiet series measured:
+//
+//   - the prober's lag: how late the /fast requester started a request
+//     after its slot (the client could not run). A quiet host of this kind
+//     holds back one request of a run now and then, by up to about 10 ms
+//     (the VM's DAMON thread and its own agent take the core for a few
+//     ms), and never two: so the worst lag is bounded loosely and the
+//     second-worst tightly;
+//   - the client's throttled share of CFS periods in the window (the
+//     client ran out of its CPU quota, so a stall may be the client's);
+//   - the CPU outside the lab, held above a share for a window (another
+//     program competed for the cores), from the host safety stop's points.
+//
+// A run the rule judges is never summarized or journalled; a unit that
+// cannot get an undisturbed run in MaxAttempts is "machine too busy", and
+// no verdict is judged on its condition. Nothing here starts a container.
+package disturb
+
+import (
+	"fmt"
+	"time"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
+)
+
+// Defaults of the rule. Each bound sits above the largest value quiet
+// series of this kind of machine measured (reports/measurements.md, "Never
+// judge a disturbed run") and below what a CPU burner of the size that
+// disturbed a make test raised it to.
+const (
+	// DefaultLagMax bounds the prober's worst lag in a run: quiet series
+	// reached 10.3 ms here and 20 ms once on an AMD EPYC.
+	DefaultLagMax = 25 * time.Millisecond
+	// DefaultLagSecond bounds its second-worst: quiet series held it at
+	// or under 0.6 ms in every run.
+	DefaultLagSecond = 2 * time.Millisecond
+	// DefaultClientThrottledShare bounds the share of the client's CFS
+	// periods in the window that were throttled.
+	DefaultClientThrottledShare = 0.10
+	// DefaultOutsideShare and DefaultOutsideWindow: the CPU outside the
+	// lab may not stay above the share for the window.
+	DefaultOutsideShare  = 0.40
+	DefaultOutsideWindow = 750 * time.Millisecond
+	// DefaultMaxAttempts bounds how often one unit is tried before the
+	// series calls the machine too busy for it.
+	DefaultMaxAttempts = 4
+)
+
+// DefaultRule is the rule every series runs under while the safety stop
+// is on.
+func DefaultRule() report.RedoRule {
+	return report.RedoRule{LagMaxMs: ms(DefaultLagMax), LagSecondMs: ms(DefaultLagSecond),
+		ClientThrottledShare: DefaultClientThrottledShare, OutsideShare: DefaultOutsideShare,
+		OutsideWindowS: DefaultOutsideWindow.Seconds(), MaxAttempts: DefaultMaxAttempts}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Validate names the first bad field of r.
+func Validate(r report.RedoRule) error {
+	switch {
+	case !(r.LagMaxMs > 0 && r.LagSecondMs > 0 && r.LagSecondMs <= r.LagMaxMs):
+		return fmt.Errorf("disturb: lag bounds %v ms (worst) and %v ms (second) must be positive, the second at most the worst", r.LagMaxMs, r.LagSecondMs)
+	case !(r.ClientThrottledShare > 0 && r.ClientThrottledShare < 1):
+		return fmt.Errorf("disturb: client throttled share %v is not in (0, 1)", r.ClientThrottledShare)
+	case !(r.OutsideShare > 0 && r.OutsideShare < 1):
+		return fmt.Errorf("disturb: outside share %v is not in (0, 1)", r.OutsideShare)
+	case !(r.OutsideWindowS > 0):
+		return fmt.Errorf("disturb: outside window %v s is not positive", r.OutsideWindowS)
+	case r.MaxAttempts < 1:
+		return fmt.Errorf("disturb: max attempts %d is below 1", r.MaxAttempts)
+	}
+	return nil
+}
+
+// Host summarizes the safety stop's points over a run's window, taken
+// every interval: the held share over window, as the rule reads it.
+// Nil without points.
+func Host(points []safety.Point, interval, window time.Duration) *report.HostNoise {
+	if len(points) == 0 || interval <= 0 {
+		return nil
+	}
+	h := &report.HostNoise{Samples: len(points), HeldWindowS: window.Seconds()}
+	for _, p := range points {
+		h.MaxShare = max(h.MaxShare, p.Outside)
+		h.MeanShare += p.Outside
+	}
+	h.MeanShare /= float64(len(points))
+	h.HeldShare = safety.Held(points, max(1, int((window+interval/2)/interval)))
+	return h
+}
+
+// Noise are the figures of run the rule reads.
+func Noise(run report.Run) report.RunNoise {
+	n := report.RunNoise{LagMaxMs: run.LagMaxMs, LagSecondMs: run.LagSecondMs, Host: run.Host}
+	if run.Observed != nil {
+		if c, ok := run.Observed.Resources["client"]; ok && c.Samples > 1 {
+			n.ClientThrottledShare, n.ClientThrottleSampled = c.ThrottledShare, true
+		}
+	}
+	return n
+}
+
+// Judge lists the bounds of r that n crossed; none means undisturbed. A
+// figure that was not taken (no sampler, no safety stop) crosses nothing.
+func Judge(r report.RedoRule, n report.RunNoise) []report.Disturbance {
+	var out []report.Disturbance
+	if n.LagMaxMs > r.LagMaxMs {
+		out = append(out, report.Disturbance{Check: CheckLag, Measured: n.LagMaxMs, Bound: r.LagMaxMs, Unit: "ms"})
+	}
+	if n.LagSecondMs > r.LagSecondMs {
+		out = append(out, report.Disturbance{Check: CheckLagSecond, Measured: n.LagSecondMs, Bound: r.LagSecondMs, Unit: "ms"})
+	}
+	if n.ClientThrottleSampled && n.ClientThrottledShare > r.ClientThrottledShare {
+		out = append(out, report.Disturbance{Check: CheckThrottled, Measured: n.ClientThrottledShare,
+			Bound: r.ClientThrottledShare, Unit: "share"})
+	}
+	if h := n.Host; h != nil && h.HeldShare > r.OutsideShare {
+		out = append(out, report.Disturbance{Check: CheckOutside, Measured: h.HeldShare, Bound: r.OutsideShare,
+			Unit: fmt.Sprintf("share held %.2g s", h.HeldWindowS)})
+	}
+	return out
+}
+
+// The checks, as Disturbance.Check names them.
+const (
+	CheckLag       = "lag"
+	CheckLagSecond = "lag-second"
+	CheckThrottled = "client-throttled"
+	CheckOutside   = "outside-cpu"
+)

@@ -1,0 +1,97 @@
+package disturb
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
+)
+
+var t0 = time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+
+func points(shares ...float64) []safety.Point {
+	var ps []safety.Point
+	for i, v := range shares {
+		ps = append(ps, safety.Point{At: t0.Add(time.Duration(i+1) * safety.DefaultInterval), Outside: v})
+	}
+	return ps
+}
+
+// quietRun is a run as a quiet series measures one: every figure below
+// its bound.
+func quietRun() report.Run {
+	return report.Run{LagMaxMs: 9.8, LagSecondMs: 0.4, // the quiet tail: one request held back
+		Observed: &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, Samples: 180}}},
+		Host:     Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
+}
+
+func TestDefaultRuleValid(t *testing.T) {
+	require.NoError(t, Validate(DefaultRule()))
+	for name, mod := range map[string]func(*report.RedoRule){
+		"lag 0":          func(r *report.RedoRule) { r.LagMaxMs = 0 },
+		"second > worst": func(r *report.RedoRule) { r.LagSecondMs = r.LagMaxMs + 1 },
+		"throttled 1":    func(r *report.RedoRule) { r.ClientThrottledShare = 1 },
+		"outside 0":      func(r *report.RedoRule) { r.OutsideShare = 0 },
+		"window 0":       func(r *report.RedoRule) { r.OutsideWindowS = 0 },
+		"no attempt":     func(r *report.RedoRule) { r.MaxAttempts = 0 },
+		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
+	} {
+		r := DefaultRule()
+		mod(&r)
+		assert.Error(t, Validate(r), name)
+	}
+}
+
+// A quiet run crosses nothing: one interval of Docker's own work (55 %)
+// is not held for the window.
+func TestQuietRunUndisturbed(t *testing.T) {
+	n := Noise(quietRun())
+	assert.Empty(t, Judge(DefaultRule(), n))
+	require.NotNil(t, n.Host)
+	assert.Equal(t, 0.55, n.Host.MaxShare)
+	assert.Equal(t, 0.05, n.Host.HeldShare, "held for 3 intervals (0.75 s): the lowest of the busiest three")
+}
+
+// Each figure alone over its bound disturbs a run, and says which bound
+// with its figure.
+func TestEachBoundDisturbs(t *testing.T) {
+	rule := DefaultRule()
+	cases := map[string]struct {
+		mod   func(*report.Run)
+		check string
+	}{
+		"late prober":          {func(r *report.Run) { r.LagMaxMs = 31 }, CheckLag},
+		"two requests held up": {func(r *report.Run) { r.LagSecondMs = 3.1 }, CheckLagSecond},
+		"throttled client": {func(r *report.Run) {
+			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.3, Samples: 180}
+		}, CheckThrottled},
+		"busy host": {func(r *report.Run) {
+			r.Host = Host(points(0.1, 0.96, 0.95, 0.9, 0.1), safety.DefaultInterval, DefaultOutsideWindow)
+		}, CheckOutside},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			r := quietRun()
+			tc.mod(&r)
+			ds := Judge(rule, Noise(r))
+			require.Len(t, ds, 1)
+			assert.Equal(t, tc.check, ds[0].Check)
+			assert.Greater(t, ds[0].Measured, ds[0].Bound)
+		})
+	}
+}
+
+// A figure that was not taken crosses nothing: a run without a sampler
+// (no client counter) or without the safety stop (no host points).
+func TestUntakenFiguresCrossNothing(t *testing.T) {
+	r := report.Run{LagMaxMs: 0.3}
+	n := Noise(r)
+	assert.False(t, n.ClientThrottleSampled)
+	assert.Nil(t, n.Host)
+	assert.Empty(t, Judge(DefaultRule(), n))
+	assert.Nil(t, Host(nil, safety.DefaultInterval, DefaultOutsideWindow))
+}

@@ -1,0 +1,101 @@
+package labrun
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/disturb"
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/safety"
+)
+
+// quietHost is a host on which nothing runs outside the lab.
+type quietHost struct{}
+
+func (quietHost) Read() (busy, lab time.Duration, cores int, err error) { return 0, 0, 2, nil }
+
+// guardedLab is a Lab with a running safety stop on a quiet host, whose
+// calm comes after one interval, and its own reports.
+func guardedLab(t *testing.T) (*Lab, *report.Environment) {
+	t.Helper()
+	cfg := safety.Config{Threshold: 0.9, Window: 20 * time.Millisecond, Interval: 10 * time.Millisecond,
+		Calm: 10 * time.Millisecond, MaxWait: 5 * time.Second}
+	stop, err := safety.Start(cfg, quietHost{})
+	require.NoError(t, err)
+	t.Cleanup(stop.Close)
+	env := &report.Environment{}
+	l := &Lab{Safety: stop, Reports: engine.NewReports(t.TempDir(), env)}
+	l.Settings.Safety = engine.SafetySettings{Enabled: true, Config: cfg, Redo: disturb.DefaultRule()}
+	return l, env
+}
+
+func disturbed(lag float64) *discard {
+	return &discard{calm: 0.4, abort: report.Abort{Disturbances: []report.Disturbance{{Check: disturb.CheckLag, Measured: lag, Bound: 25, Unit: "ms"}},
+		Figures: &report.RunNoise{LagMaxMs: lag}}}
+}
+
+// A disturbed attempt is discarded, recorded with its reason and figures,
+// and run again; the undisturbed attempt ends the unit.
+func TestAttemptRedoesDisturbed(t *testing.T) {
+	l, env := guardedLab(t)
+	var tries []int
+	err := l.attempt("direct-0dl run 1", []string{"direct-0dl"}, func(n int) (*discard, error) {
+		tries = append(tries, n)
+		if n < 3 {
+			return disturbed(30 + float64(n)), nil
+		}
+		return nil, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3}, tries)
+	require.Len(t, env.Safety.Aborts, 2)
+	a := env.Safety.Aborts[1]
+	assert.Equal(t, "direct-0dl run 1", a.Unit)
+	assert.Equal(t, 2, a.Attempt)
+	assert.Equal(t, report.AbortDisturbed, a.Reason)
+	assert.Equal(t, 32.0, a.Disturbances[0].Measured)
+	assert.Empty(t, env.Safety.TooBusy)
+	b, err := os.ReadFile(filepath.Join(l.Reports.Dir(), "environment.json"))
+	require.NoError(t, err, "an abort is written at once")
+	assert.Contains(t, string(b), `"reason": "disturbed"`)
+}
+
+// A unit disturbed in every attempt is "machine too busy": an error that
+// says so, and a record that keeps every verdict on it from being judged.
+func TestAttemptGivesUpTooBusy(t *testing.T) {
+	l, env := guardedLab(t)
+	n := 0
+	err := l.attempt("nginx-on-2dl run 3", []string{"nginx-on-2dl"}, func(int) (*discard, error) {
+		n++
+		return disturbed(30), nil
+	})
+	require.ErrorIs(t, err, ErrTooBusy)
+	assert.ErrorContains(t, err, "nginx-on-2dl run 3: machine too busy: 4 attempts, each disturbed (the last: disturbed: lag 30 ms > 25)")
+	assert.Equal(t, disturb.DefaultMaxAttempts, n)
+	assert.Len(t, env.Safety.Aborts, disturb.DefaultMaxAttempts)
+	require.Len(t, env.Safety.TooBusy, 1)
+	assert.Equal(t, "nginx-on-2dl", env.Safety.TooBusy[0].Condition)
+	assert.Contains(t, engine.TooBusyByCondition(env.Safety.TooBusy)["nginx-on-2dl"], "4 attempts")
+}
+
+// An attempt that fails is not redone (the failure is the result), and
+// without a safety stop nothing is judged or redone.
+func TestAttemptFailureAndNoStop(t *testing.T) {
+	l, env := guardedLab(t)
+	boom := errors.New("boom")
+	err := l.attempt("u", []string{"c"}, func(int) (*discard, error) { return nil, boom })
+	assert.ErrorIs(t, err, boom)
+	assert.Empty(t, env.Safety.Aborts)
+
+	l.Safety = nil
+	calls := 0
+	require.NoError(t, l.attempt("u", []string{"c"}, func(int) (*discard, error) { calls++; return disturbed(50), nil }))
+	assert.Equal(t, 1, calls)
+}
