@@ -54,7 +54,7 @@ func redoConditions(t *testing.T) []engine.Condition {
 // redoLab is the series' lab with reports of its own, no journal, and a
 // safety stop of its own at the defaults, with the default redo rule,
 // whatever LAB_SAFETY_CPU says.
-func redoLab(t *testing.T) (*labrun.Lab, *report.Environment) {
+func redoLab(t testing.TB) (*labrun.Lab, *report.Environment) {
 	t.Helper()
 	lab.DiscardAhead()
 	e := env
