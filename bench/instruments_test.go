@@ -2,9 +2,11 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -14,12 +16,15 @@ import (
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
 	"wsgilab/bench/internal/verdict"
 )
 
-// instrumentPairs counts the generator pairs of the process, for Order.
-var instrumentPairs int
+// instrumentPairs counts the generator pairs of the process, for Order;
+// instrumentSeries the article A series, which each write their own
+// report directory.
+var instrumentPairs, instrumentSeries int
 
 // BenchmarkInstruments reports what the lab's own instruments cost, one
 // figure per metric, so benchstat can track them (make bench
@@ -35,8 +40,9 @@ var instrumentPairs int
 //     run's pod opened ahead as in TestArticleA, under the safety stop and
 //     the redo rule: the share of its judged runs whose worst lag was at
 //     most 1 ms (goal: 98 %), its wall time over its windows (goal: 1.10,
-//     the discarded attempts' time included), and how many attempts it
-//     discarded;
+//     the discarded attempts' time included), how many attempts it
+//     discarded, and how many of article A's verdicts did not hold; its
+//     report files are in LAB_REPORT_DIR/series-article-a-<k>;
 //   - image/base: a cold build of the base image under a scratch tag,
 //     removed after (skipped without root or mmdebstrap).
 //
@@ -98,7 +104,10 @@ func BenchmarkInstruments(b *testing.B) {
 	}
 	b.Run("series/article-a", func(b *testing.B) {
 		for i := 0; i < b.N; i++ {
+			instrumentSeries++
 			l, e := redoLab(b)
+			// Its files stay, beside the job's, for a look at each run.
+			l.Reports = engine.NewReports(filepath.Join(lab.Settings.ReportDir, fmt.Sprintf("series-article-a-%d", instrumentSeries)), e)
 			var order []engine.Condition
 			var ks []int
 			for _, c := range plan.Conditions {
@@ -123,6 +132,20 @@ func BenchmarkInstruments(b *testing.B) {
 				}
 			}
 			l.DiscardAhead()
+			claims, err := l.Reports.Evaluate(engine.TableA.ID, engine.TableA.Verdicts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := l.Reports.Close(); err != nil {
+				b.Fatal(err)
+			}
+			failed := 0
+			for _, c := range claims {
+				if c.Status != report.StatusHolds && c.Status != report.StatusNotRun {
+					failed++
+				}
+			}
+			b.ReportMetric(float64(failed), "verdicts-not-held")
 			b.ReportMetric(100*float64(quick)/float64(len(order)), "lag<=1ms-%")
 			b.ReportMetric(time.Since(start).Seconds()/windows, "wall/windows")
 			b.ReportMetric(float64(len(e.Safety.Aborts)), "discards")

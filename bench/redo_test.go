@@ -118,14 +118,16 @@ func burn(n int, delay, d time.Duration) {
 // TestRedo shows the redo rule (package disturb) at work on a handful of
 // runs of the two idle cells a busy host disturbs most.
 //
-//   - quiet: a quiet series redoes nothing: every run's lag, client
-//     throttling and CPU outside the lab stay under the rule's bounds.
+//   - quiet: a quiet series redoes nothing for the host: every run's
+//     client throttling and CPU outside the lab stay under the rule's
+//     bounds (and its lag, but for the client's own rare stall:
+//     assertQuietDiscards).
 //   - burner: a series with a CPU burner beside the first attempt of each
 //     condition's first run discards each of those attempts as disturbed
 //     (the CPU outside the lab held above the bound), records it with its
 //     figures and raw record, and runs it again once the host is calm; it
-//     discards nothing else, the kept runs are undisturbed, and their
-//     verdicts and figures match the quiet series'.
+//     discards nothing else for the host, the kept runs are undisturbed,
+//     and their verdicts and figures match the quiet series'.
 func TestRedo(t *testing.T) {
 	conds := redoConditions(t)
 	var quiet map[string][]report.Run
@@ -134,7 +136,7 @@ func TestRedo(t *testing.T) {
 	t.Run("quiet", func(t *testing.T) {
 		quietLab, quietEnv = redoLab(t)
 		quiet = redoSeries(t, quietLab, conds)
-		assert.Empty(t, quietEnv.Safety.Aborts, "a quiet series redid runs")
+		assertQuietDiscards(t, quietEnv.Safety.Aborts, nil)
 		assert.Empty(t, quietEnv.Safety.TooBusy)
 	})
 	t.Run("burner", func(t *testing.T) {
@@ -164,7 +166,7 @@ func TestRedo(t *testing.T) {
 			assert.FileExists(t, filepath.Join(l.Reports.Dir(), a.Raw), "the discarded run's raw record")
 			t.Logf("discarded %s: %v; waited %.1f s for calm", unit, a.Disturbances, a.WaitedS)
 		}
-		assert.Len(t, e.Safety.Aborts, len(burned), "one discard per burned unit, and none of an unburned one")
+		assertQuietDiscards(t, e.Safety.Aborts, burned)
 		assert.Empty(t, e.Safety.TooBusy)
 
 		for _, c := range conds {
@@ -189,6 +191,35 @@ func TestRedo(t *testing.T) {
 			}
 		}
 	})
+}
+
+// assertQuietDiscards holds the discards of a series to those a quiet
+// host makes: none for the CPU outside the lab or the client's
+// throttling but of the attempts burned (the burner's first attempts),
+// and at most one for the prober's lag alone. That one is the client's
+// own: now and then its cgroup burns 11 - 19 ms of CPU within 50 ms and
+// is throttled for up to 140 ms while the host is quiet (outside the lab
+// 0 - 4 %), and a request starts 30 - 58 ms late (3 of 54 attempts of a
+// make test, none in 70 runs of these two conditions;
+// reports/measurements.md). The redo rule is right to discard that run;
+// this test is about the host.
+func assertQuietDiscards(t *testing.T, aborts []report.Abort, burned map[string]bool) {
+	t.Helper()
+	lagOnly := 0
+	for _, a := range aborts {
+		if burned[a.Unit] && a.Attempt == 1 {
+			continue
+		}
+		onlyLag := !slices.ContainsFunc(a.Disturbances, func(d report.Disturbance) bool {
+			return d.Check != disturb.CheckLag && d.Check != disturb.CheckLagSecond
+		})
+		if assert.True(t, a.Reason == report.AbortDisturbed && onlyLag, "%s attempt %d discarded on a quiet host: %s %v",
+			a.Unit, a.Attempt, a.Reason, a.Disturbances) {
+			lagOnly++
+			t.Logf("%s attempt %d discarded for the client's own lag: %v", a.Unit, a.Attempt, a.Disturbances)
+		}
+	}
+	assert.LessOrEqual(t, lagOnly, 1, "discards for the prober's lag alone")
 }
 
 func medianP95(runs []report.Run) float64 {

@@ -75,10 +75,11 @@ func Merge(out string, dirs []string, o MergeOptions) (Merged, error) {
 	env := shards[0].env // shard 0's: it ran article B and the stack checks
 	env.Shard = report.Shard{Index: 0, Count: 1, Profile: first.Profile, Series: first.Series, Conditions: []string{}, Attempted: []string{}}
 	env.Merged = &report.Merged{Mismatches: append([]string{}, mismatches...), Unrun: []string{}}
-	env.Inspections, env.Safety.Aborts = nil, nil // shard 0's pods' own
+	env.Inspections, env.Safety.Aborts, env.Safety.TooBusy = nil, nil, nil // shard 0's pods' own
 	for _, s := range shards {
 		env.Merged.Shards = append(env.Merged.Shards, s.origin)
 		env.Safety.Aborts = append(env.Safety.Aborts, s.env.Safety.Aborts...)
+		env.Safety.TooBusy = append(env.Safety.TooBusy, s.env.Safety.TooBusy...)
 	}
 	r := NewReports(tmp, &env)
 	r.ranOn = map[string]*report.Origin{}

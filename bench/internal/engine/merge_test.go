@@ -125,6 +125,27 @@ func TestMergeStartedWithoutRunIsMissing(t *testing.T) {
 	assert.NotContains(t, m.Unrun, "direct-2dl")
 }
 
+// A condition a shard's machine was too busy for stays unjudged in the
+// merge: its verdicts say so, from any shard.
+func TestMergeKeepsTooBusy(t *testing.T) {
+	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
+	var env report.Environment
+	require.NoError(t, readStrict(b, "environment.json", &env))
+	env.Shard.Conditions, env.Shard.Attempted = []string{"direct-2dl"}, []string{"direct-2dl"}
+	env.Safety.TooBusy = []report.TooBusy{{Unit: "direct-2dl run 1", Condition: "direct-2dl", Attempts: 4, Last: "disturbed: lag-second 3 ms > 2"}}
+	require.NoError(t, report.WriteFile(b, "environment.json", report.JSON(env)))
+	m, err := Merge(filepath.Join(t.TempDir(), "m"), []string{a, b}, MergeOptions{})
+	require.NoError(t, err)
+	for _, c := range m.Claims {
+		if c.ID == "direct-2dl-stalls" {
+			assert.Equal(t, report.StatusTooBusy, c.Status)
+			assert.Contains(t, c.Note, "machine too busy, not judged: direct-2dl run 1: 4 attempts")
+			return
+		}
+	}
+	t.Fatal("no claim direct-2dl-stalls")
+}
+
 // A merge that fails half way leaves no output and no partial directory.
 func TestMergeFailureLeavesNothing(t *testing.T) {
 	a, b := shardFixture(t, 0, 2, "s", "AMD EPYC"), shardFixture(t, 1, 2, "s", "AMD EPYC")
