@@ -65,7 +65,7 @@ func TestEachBoundDisturbs(t *testing.T) {
 		check string
 	}{
 		"late prober":          {func(r *report.Run) { r.LagMaxMs = 31 }, CheckLag},
-		"two requests held up": {func(r *report.Run) { r.LagSecondMs = 3.1 }, CheckLagSecond},
+		"two requests held up": {func(r *report.Run) { r.LagSecondMs = 6.2 }, CheckLagSecond},
 		"throttled client": {func(r *report.Run) {
 			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.3, Samples: 180}
 		}, CheckThrottled},

@@ -336,11 +336,16 @@ func (r *Reports) writeEnv() error {
 	return report.WriteFile(r.dir, "environment.json", report.JSON(env))
 }
 
-// AddAbort records a unit the safety stop discarded, in
+// AddAbort records a unit the safety stop or the redo rule discarded, in
 // environment.json's safety record, at once.
 func (r *Reports) AddAbort(a report.Abort) error {
+	return r.addSafety(func(s *report.Safety) { s.Aborts = append(s.Aborts, a) })
+}
+
+// addSafety changes environment.json's safety record and writes it.
+func (r *Reports) addSafety(change func(*report.Safety)) error {
 	r.mu.Lock()
-	r.Env.Safety.Aborts = append(r.Env.Safety.Aborts, a)
+	change(&r.Env.Safety)
 	r.wrote = true
 	r.mu.Unlock()
 	return r.writeEnv()
@@ -358,11 +363,7 @@ func (r *Reports) AddDiscarded(c Condition, rec Record, n int) (string, error) {
 // AddTooBusy records a unit the series gave up on, at once: every verdict
 // that reads its condition says "machine too busy" instead of judging.
 func (r *Reports) AddTooBusy(tb report.TooBusy) error {
-	r.mu.Lock()
-	r.Env.Safety.TooBusy = append(r.Env.Safety.TooBusy, tb)
-	r.wrote = true
-	r.mu.Unlock()
-	return r.writeEnv()
+	return r.addSafety(func(s *report.Safety) { s.TooBusy = append(s.TooBusy, tb) })
 }
 
 // Aborts are the units the safety stop discarded so far.
