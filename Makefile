@@ -108,8 +108,8 @@ kube:
 ## bench: the conditions BENCH matches (default every condition of
 ## articles A and B and the matrix) as Go benchmarks, BENCH_COUNT samples,
 ## into BENCH_OUT; gate two with make gate. BENCH=Instruments: what the
-## lab's own instruments cost (generator, sampler, lag, wall time, a cold
-## base-image build)
+## lab's own instruments cost (generator, sampler, lag, wall time, a whole
+## article A series under the redo rule, a cold base-image build)
 BENCH ?= ArticleA|ArticleB|Matrix
 bench: deps-run settings
 	mkdir -p $(dir $(BENCH_OUT))

@@ -51,6 +51,9 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 		switch {
 		case tripped:
 			a = report.Abort{Reason: report.AbortSafetyStop, From: trip.From, To: trip.To, PeakShare: trip.Peak, MeanShare: trip.Mean}
+			if err == nil && d != nil { // the rule judged it too: its figures and raw record go with the abort
+				a.Disturbances, a.Figures, a.Raw = d.abort.Disturbances, d.abort.Figures, d.abort.Raw
+			}
 		case err == nil && d != nil:
 			a, calm, window = d.abort, d.calm, d.window
 			a.Reason = report.AbortDisturbed
