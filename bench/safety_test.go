@@ -45,7 +45,7 @@ func TestSafetyStop(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, r.Valid, r.Invalid)
 	quiet := stop.Summary()
-	assert.Empty(t, e.Safety.Aborts, "a quiet run was aborted: outside share peaked at %.2f", quiet.MaxShare)
+	assert.Empty(t, tripsOf(e.Safety.Aborts), "a quiet run was aborted: outside share peaked at %.2f", quiet.MaxShare)
 	t.Logf("quiet run: outside share max %.3f, mean %.3f over %d samples", quiet.MaxShare, quiet.MeanShare, quiet.Samples)
 
 	// Two shells spinning for 6 s, bounded by timeout(1) and the context.
@@ -60,10 +60,24 @@ func TestSafetyStop(t *testing.T) {
 	r, err = guarded.RunA(t, c, 2)
 	require.NoError(t, err)
 	assert.True(t, r.Valid, r.Invalid)
-	require.NotEmpty(t, e.Safety.Aborts, "the hogs went unnoticed: %+v", stop.Summary())
-	a := e.Safety.Aborts[0]
+	trips := tripsOf(e.Safety.Aborts)
+	require.NotEmpty(t, trips, "the hogs went unnoticed: %+v", stop.Summary())
+	a := trips[0]
 	assert.Equal(t, "direct-0dl run 2", a.Unit)
 	assert.Equal(t, 1, a.Attempt)
 	assert.Greater(t, a.PeakShare, testSafety.Threshold)
 	t.Logf("aborts %+v; the run ended valid after %v", e.Safety.Aborts, time.Since(start).Round(time.Millisecond))
+}
+
+// tripsOf are the aborts the safety stop itself made: the redo rule may
+// also discard a run for the client's own rare stall (TestRedo), which is
+// not this test's business.
+func tripsOf(aborts []report.Abort) []report.Abort {
+	var out []report.Abort
+	for _, a := range aborts {
+		if a.Reason == report.AbortSafetyStop {
+			out = append(out, a)
+		}
+	}
+	return out
 }

@@ -160,7 +160,7 @@ func (s *Session) waitCreating(wait time.Duration) error {
 
 // create runs start, which creates one object of the session (a container,
 // or a volume), unless the session is closed; undo removes the object
-// when the session was closed while make ran. Purge waits for every
+// when the session was closed while start ran. Purge waits for every
 // create in flight, so no object outlives a purge.
 func (s *Session) create(what string, start func() (string, error), undo func(id string)) (string, error) {
 	s.mu.Lock()
