@@ -79,7 +79,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	for _, d := range res.Downloads {
 		w, found := rec.Writes[d.ID]
 		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Kind: d.Kind, Status: d.Status,
-			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(),
+			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(), Framing: d.Framing,
 			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start),
 			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
 			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
@@ -188,7 +188,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
 		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
 		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}
-	var p50, maxs, writes, completions []float64
+	var p50, maxs, writes, completions, soundP95 []float64
 	var valid []report.Run
 	var streams []*report.Stream
 	for _, r := range runs {
@@ -207,6 +207,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 			s.RunsWorkerTimeout++
 		}
 		streams = append(streams, r.Stream)
+		soundP95 = append(soundP95, r.P95Ms)
 		for o, n := range r.SlowOutcomes {
 			if s.SlowOutcomes == nil {
 				s.SlowOutcomes = map[string]int{}
@@ -228,6 +229,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		}
 	}
 	s.P95Ms = stats.Median(s.P95MsRuns)
+	s.P95MsSound = stats.Median(soundP95)
 	s.P95MsMin, s.P95MsMax = stats.Range(s.P95MsRuns)
 	s.P50Ms = stats.Median(p50)
 	s.MaxMs = stats.Median(maxs)

@@ -202,6 +202,14 @@ type Download struct {
 	// (an upload's: UploadSize).
 	Bytes    int64 `json:"bytes"`
 	Expected int64 `json:"expected"`
+	// Framing is how the response said where its body ends
+	// (FramingLength, FramingChunked or FramingClose); empty when no
+	// response header came.
+	Framing string `json:"framing,omitempty"`
+	// ShortAsWhole says the body ended cleanly by its own framing but
+	// was not Expected bytes: a short body presented as whole, which a
+	// client cannot tell from a whole one (OutcomeSilentShort).
+	ShortAsWhole bool `json:"short_as_whole,omitempty"`
 	// WantStatus is the status a served upload gets (Spec.UploadStatus);
 	// 0 is 200, as for every download.
 	WantStatus int `json:"want_status,omitempty"`
@@ -272,16 +280,22 @@ func (d Download) Served() bool {
 const (
 	OutcomeComplete  = "complete"
 	OutcomeTruncated = "truncated" // the server closed the connection early
-	OutcomeReset     = "reset"     // the server (or a proxy) reset it
-	OutcomeTimeout   = "timeout"   // the client's own deadline ran out
-	OutcomeRefused   = "refused"   // no connection, or no response header
-	OutcomeStatus    = "status"    // a response other than 200
-	OutcomeHeld      = "held"      // a held connection stayed open to its end
-	OutcomeClosed    = "closed"    // the server closed a held connection
+	// OutcomeSilentShort is a short body presented as whole: its framing
+	// ended cleanly before Expected bytes (a lying Content-Length, or a
+	// body ended by the connection's close). Data lost silently.
+	OutcomeSilentShort = "silent-short"
+	OutcomeReset       = "reset"   // the server (or a proxy) reset it
+	OutcomeTimeout     = "timeout" // the client's own deadline ran out
+	OutcomeRefused     = "refused" // no connection, or no response header
+	OutcomeStatus      = "status"  // a response other than 200
+	OutcomeHeld        = "held"    // a held connection stayed open to its end
+	OutcomeClosed      = "closed"  // the server closed a held connection
 )
 
-// Outcome is how the slow client was served: complete, truncated, reset,
-// timeout, refused or status (an error status); a held connection is
+// Outcome is how the slow client was served: complete, truncated (cut
+// short, and its framing says so), silent-short (cut short, and its
+// framing says it was whole), reset, timeout, refused or status (an error
+// status); a held connection is
 // held, closed, reset, status (the server answered it), refused or
 // timeout (the client's own context ran out).
 func (d Download) Outcome() string {
@@ -303,6 +317,8 @@ func (d Download) Outcome() string {
 	switch {
 	case d.Complete():
 		return OutcomeComplete
+	case d.ShortAsWhole:
+		return OutcomeSilentShort
 	case d.Kind == KindUpload && d.Status != 0 && d.Status != wantStatus(d.WantStatus):
 		// The server refused the body with an answer, and may have reset
 		// the connection after it: its answer says why.
@@ -428,7 +444,7 @@ func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Tim
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
-	status, n, err := exchange(ctx, spec.FastURL, "", nil, nil)
+	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, nil)
 	p.Latency = time.Since(began)
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
@@ -484,7 +500,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	defer cancel()
 	var sent time.Time
 	var pc *pacedConn
-	status, n, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), func(c net.Conn) net.Conn {
+	status, n, framing, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted = receiveBuffer(c)
 		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
@@ -493,7 +509,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
 		return pc
 	})
-	d.Status, d.Bytes = status, n
+	d.Status, d.Bytes, d.Framing = status, n, framing
 	if pc != nil && pc.started {
 		pc.finish()
 		d.FirstByte = pc.t0.Sub(sent)
@@ -502,7 +518,11 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		d.Reads = bodyMarks(pc.marks, pc.total-n)
 	}
 	if err == nil && n != spec.LargeSize {
-		err = fmt.Errorf("body is %d bytes, want %d", n, spec.LargeSize)
+		// A 200 whose own framing said the body ended here: a client that
+		// trusts it takes a short body for the whole. (An error status's
+		// body is not the download's.)
+		d.ShortAsWhole = status == http.StatusOK
+		err = fmt.Errorf("body is %d bytes, want %d; its framing (%s) said it was whole", n, spec.LargeSize, framing)
 	}
 	if err != nil {
 		d.Error = err.Error()
@@ -510,20 +530,43 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	return d
 }
 
+// Framings of a response body (Download.Framing): how the response said
+// where its body ends.
+const (
+	FramingLength  = "content-length"
+	FramingChunked = "chunked"
+	// FramingClose ends the body at the connection's close: a client
+	// cannot tell a cut body from a whole one.
+	FramingClose = "close"
+)
+
+// framingOf is how resp says where its body ends.
+func framingOf(resp *http.Response) string {
+	switch {
+	case slices.Contains(resp.TransferEncoding, "chunked"):
+		return FramingChunked
+	case resp.ContentLength >= 0:
+		return FramingLength
+	}
+	return FramingClose
+}
+
 // exchange sends one GET over a new connection (Connection: close) and
 // reads the whole body. wrap, when set, wraps the connection after the
-// request is written. It returns the status and body length.
-func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap func(net.Conn) net.Conn) (int, int64, error) {
+// request is written. It returns the status, the body length and its
+// framing; a body its framing says is cut short (a Content-Length not
+// met, a chunked body without its last chunk) is an error.
+func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap func(net.Conn) net.Conn) (int, int64, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
 	if dialer == nil {
 		dialer = plainDialer
 	}
 	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
 	if err != nil {
-		return 0, 0, fmt.Errorf("connect: %w", err)
+		return 0, 0, "", fmt.Errorf("connect: %w", err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -534,7 +577,7 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 		req += "X-Lab-Id: " + id + "\r\n"
 	}
 	if _, err := io.WriteString(conn, req+"\r\n"); err != nil {
-		return 0, 0, fmt.Errorf("send: %w", err)
+		return 0, 0, "", fmt.Errorf("send: %w", err)
 	}
 	var r io.Reader = conn
 	if wrap != nil {
@@ -542,7 +585,7 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 	}
 	resp, err := http.ReadResponse(bufio.NewReaderSize(r, 4096), nil)
 	if err != nil {
-		return 0, 0, fmt.Errorf("receive header: %w", err)
+		return 0, 0, "", fmt.Errorf("receive header: %w", err)
 	}
 	defer resp.Body.Close()
 	// io.Discard's ReadFrom would read in 8 KiB steps; a plain writer and
@@ -550,9 +593,9 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 	// caps at ReadSize.
 	n, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, resp.Body, make([]byte, 32<<10))
 	if err != nil {
-		return resp.StatusCode, n, fmt.Errorf("receive body: %w", err)
+		return resp.StatusCode, n, framingOf(resp), fmt.Errorf("receive body: %w", err)
 	}
-	return resp.StatusCode, n, nil
+	return resp.StatusCode, n, framingOf(resp), nil
 }
 
 func receiveBuffer(c net.Conn) int {

@@ -109,6 +109,31 @@ func TestDownloadOutcome(t *testing.T) {
 			c.SetLinger(0) // close with RST
 			c.Close()
 		}},
+		// A short body presented as whole: a Content-Length that says so,
+		// or a body ended by the connection's close. Only the lab's own
+		// count of what the app sent can tell.
+		{"short-as-whole-length", OutcomeSilentShort, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", size/2)
+			c.Write(make([]byte, size/2))
+			c.Close()
+		}},
+		{"short-as-whole-close", OutcomeSilentShort, func(c *net.TCPConn) {
+			fmt.Fprint(c, "HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n")
+			c.Write(make([]byte, size/2))
+			c.Close()
+		}},
+		{"chunked-cut", OutcomeTruncated, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n", size/2)
+			c.Write(make([]byte, size/2))
+			c.Write([]byte("\r\n"))
+			c.Close()
+		}},
+		{"chunked-whole", OutcomeComplete, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n%x\r\n", size)
+			c.Write(make([]byte, size))
+			c.Write([]byte("\r\n0\r\n\r\n"))
+			c.Close()
+		}},
 		{"error-status", OutcomeStatus, func(c *net.TCPConn) {
 			fmt.Fprint(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
 			c.Close()
@@ -131,7 +156,9 @@ func TestDownloadOutcome(t *testing.T) {
 			spec.LargeSize, spec.FastCount, spec.DownloadRate = size, 0, 4<<20
 			res, err := Run(context.Background(), spec)
 			require.NoError(t, err)
-			assert.Equal(t, tc.want, res.Downloads[0].Outcome(), "error: %s", res.Downloads[0].Error)
+			d := res.Downloads[0]
+			assert.Equal(t, tc.want, d.Outcome(), "error: %s", d.Error)
+			assert.Equal(t, tc.want == OutcomeSilentShort, d.ShortAsWhole, "only a clean end by the body's own framing is a short body presented as whole")
 		})
 	}
 }
