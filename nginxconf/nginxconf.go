@@ -86,6 +86,31 @@ var nginxSize = regexp.MustCompile(`^([0-9]+ )?[0-9]+[kKmMgG]?$`)
 
 var firstDirective = regexp.MustCompile(`^(?:\s*(?:#[^\n]*)?\n)*\s*([a-z_]+)`)
 
+// Bytes is the byte count of one NGINX size ("32m", "16k", "1g", "0"), or
+// an error naming the value and the form it takes.
+func Bytes(size string) (int64, error) {
+	if size == "" || strings.Contains(size, " ") || !nginxSize.MatchString(size) {
+		return 0, fmt.Errorf("nginxconf: size %q: want a whole number with an optional k, m or g (e.g. 32m)", size)
+	}
+	mult := int64(1)
+	switch size[len(size)-1] {
+	case 'k', 'K':
+		mult = 1 << 10
+	case 'm', 'M':
+		mult = 1 << 20
+	case 'g', 'G':
+		mult = 1 << 30
+	}
+	if mult > 1 {
+		size = size[:len(size)-1]
+	}
+	n, err := strconv.ParseInt(size, 10, 64)
+	if err != nil || n > (1<<62)/mult {
+		return 0, fmt.Errorf("nginxconf: size %q is too large", size)
+	}
+	return n * mult, nil
+}
+
 // Buffers are NGINX's response buffer sizes, each in NGINX's own size
 // syntax ("16k", "4 16k", "32m", "0").
 type Buffers struct {

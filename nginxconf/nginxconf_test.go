@@ -124,3 +124,16 @@ func TestCustom(t *testing.T) {
 		t.Errorf("http block: want the lab's main context and the team's http context only:\n%s", out)
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for in, want := range map[string]int64{"0": 0, "16k": 16 << 10, "32m": 32 << 20, "1024m": 1 << 30, "1g": 1 << 30, "4096": 4096} {
+		got, err := Bytes(in)
+		if assert.NoError(t, err, in) {
+			assert.Equal(t, want, got, in)
+		}
+	}
+	for _, bad := range []string{"", "4 16k", "32mb", "-1", "m", "99999999999999999999g"} {
+		_, err := Bytes(bad)
+		assert.Error(t, err, bad)
+	}
+}

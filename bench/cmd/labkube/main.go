@@ -67,6 +67,9 @@ var tables = map[string]func(engine.Plan) ([]engine.Condition, func(engine.Condi
 	"stream": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Streams, fixed(p.StreamRuns)
 	},
+	"exhaustion": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Exhaustion, fixed(p.ExhaustionRuns)
+	},
 }
 
 func fixed(n int) func(engine.Condition) int { return func(engine.Condition) int { return n } }
@@ -76,7 +79,7 @@ func render(args []string) error {
 	img := fs.String("image", "", "the lab image's reference as imported on every node (environment.json's lab_image.ref)")
 	nodes := fs.Int("nodes", 0, "the node pool's size: each Job's parallelism")
 	profile := fs.String("profile", engine.DefaultProfile, "LAB_PROFILE whose table renders")
-	table := fs.String("table", "a", "a, sweep, matrix, stream or all")
+	table := fs.String("table", "a", "a, sweep, matrix, stream, exhaustion or all")
 	series := fs.String("series", "", "the Jobs' name prefix (default wsgilab-<table>)")
 	ns := fs.String("namespace", kube.DefaultNamespace, "the Jobs' namespace")
 	out := fs.String("o", "", "the directory the manifests go to")
@@ -91,12 +94,12 @@ func render(args []string) error {
 	runs := map[string]int{}
 	names := []string{*table}
 	if *table == "all" {
-		names = []string{"a", "sweep", "matrix", "stream"}
+		names = []string{"a", "sweep", "matrix", "stream", "exhaustion"}
 	}
 	for _, n := range names {
 		pick, ok := tables[n]
 		if !ok {
-			return fmt.Errorf("-table %q: want a, sweep, matrix, stream or all", *table)
+			return fmt.Errorf("-table %q: want a, sweep, matrix, stream, exhaustion or all", *table)
 		}
 		cs, r := pick(plan)
 		for _, c := range cs {

@@ -44,10 +44,12 @@ type Fingerprint struct {
 	BaseImage string `json:"base_image"`
 	Runs      int    `json:"runs"`
 	Profile   string `json:"profile"`
-	// SweepRuns, MatrixRuns and StreamRuns are the plan's runs per cell.
-	SweepRuns  int `json:"sweep_runs"`
-	MatrixRuns int `json:"matrix_runs"`
-	StreamRuns int `json:"stream_runs"`
+	// SweepRuns, MatrixRuns, StreamRuns and ExhaustionRuns are the
+	// plan's runs per cell.
+	SweepRuns      int `json:"sweep_runs"`
+	MatrixRuns     int `json:"matrix_runs"`
+	StreamRuns     int `json:"stream_runs"`
+	ExhaustionRuns int `json:"exhaustion_runs"`
 	// Shard is LAB_SHARD: a journal resumes its own shard only. The
 	// series' hash (SeriesHash) leaves it out, as it does the host.
 	Shard Shard `json:"shard"`
@@ -81,7 +83,7 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 		ArticleB: map[string]podspec.Config{}, Hardening: map[string]podspec.Hardening{},
 		Sampling: map[string]time.Duration{"a": probe.DefaultInterval, "b": SamplerIntervalB}}
 	plan := s.Table() // every shard of a series shares its table
-	f.SweepRuns, f.MatrixRuns, f.StreamRuns, f.Shard = plan.SweepRuns, plan.MatrixRuns, plan.StreamRuns, s.Shard
+	f.SweepRuns, f.MatrixRuns, f.StreamRuns, f.ExhaustionRuns, f.Shard = plan.SweepRuns, plan.MatrixRuns, plan.StreamRuns, plan.ExhaustionRuns, s.Shard
 	for _, c := range plan.Table() {
 		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
 	}

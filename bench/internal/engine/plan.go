@@ -43,6 +43,10 @@ type Plan struct {
 	// times.
 	Streams    []Condition
 	StreamRuns int
+	// Exhaustion are the exhaustion table's conditions; each runs
+	// ExhaustionRuns times.
+	Exhaustion     []Condition
+	ExhaustionRuns int
 }
 
 // Plans by LAB_PROFILE. "full" (make repro) runs article A's table and
@@ -68,25 +72,36 @@ type Plan struct {
 // article A's nginx-on-2dl (sync); the other rows' nginx-on cells, uWSGI's
 // plain generator and the other streaming conditions are asserted under
 // full only (CIMatrixVerdicts says which verdicts ci asserts).
+//
+// The exhaustion table: "full" runs its every cell 3 times; "ci" runs the
+// cell past the temp-file limit and the full temp directory once each,
+// about 45 s: their verdicts are stark (a worker held 20.3 to 21.1 s
+// against a floor of 16 s and a threshold of 14.4; /fast at 18.8 to 20.5 s
+// against 1 s; 2 readers of 8 cut in each of 7 runs, as predicted), and
+// the temp-file model's fit reads article A's nginx-on-2dl.
 var Plans = map[string]Plan{
 	"full": {
-		Conditions: slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
-		Sweep:      slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates), FrontDoorSweep()),
-		SweepRuns:  3,
-		Matrix:     matrixPlan(nil, MatrixRows, false),
-		MatrixRuns: 3,
-		Streams:    StreamTable,
-		StreamRuns: 3,
+		Conditions:     slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
+		Sweep:          slices.Concat(Sweep(Stock, SweepSizes, SweepRates), Sweep(ArticleHost, SweepSizes, SweepRates), FrontDoorSweep()),
+		SweepRuns:      3,
+		Matrix:         matrixPlan(nil, MatrixRows, false),
+		MatrixRuns:     3,
+		Streams:        StreamTable,
+		StreamRuns:     3,
+		Exhaustion:     ExhaustionTable,
+		ExhaustionRuns: 3,
 	},
 	"ci": {
 		Conditions: slices.Concat(Under(ArticleA, Stock),
 			bimodal(Under(Pick(ArticleA, "direct-2dl", "nginx-off-2dl", "pilot-nginx-off"), ArticleHost))),
-		Sweep:      Sweep(Stock, SweepSizes, []float64{2 << 20}),
-		SweepRuns:  2,
-		Matrix:     cellsRead(CIMatrixVerdicts()),
-		MatrixRuns: 1,
-		Streams:    Pick(StreamTable, "stream-nginx-on", "stream-nginx-on-gzip", "stream-nginx-on-gzip-xaccel-no"),
-		StreamRuns: 1,
+		Sweep:          Sweep(Stock, SweepSizes, []float64{2 << 20}),
+		SweepRuns:      2,
+		Matrix:         cellsRead(CIMatrixVerdicts()),
+		MatrixRuns:     1,
+		Streams:        Pick(StreamTable, "stream-nginx-on", "stream-nginx-on-gzip", "stream-nginx-on-gzip-xaccel-no"),
+		StreamRuns:     1,
+		Exhaustion:     Pick(ExhaustionTable, TempLimitID(TempLimitPast), FullTempID(FullTempReaders)),
+		ExhaustionRuns: 1,
 	},
 }
 

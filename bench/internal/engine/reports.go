@@ -183,7 +183,7 @@ func (r *Reports) Evaluate(table string, vs []verdict.Verdict) ([]report.Claim, 
 	for _, c := range conds {
 		d.Conditions[c.ID] = c
 	}
-	d.Sweep = FitSweep(conds)
+	d.Sweep, d.Exhaustion = FitSweep(conds), FitExhaustion(conds)
 	claims := verdict.Evaluate(vs, d)
 	r.claims[table] = claims
 	r.mu.Unlock()
@@ -227,8 +227,8 @@ func (r *Reports) AddThroughput(row report.Throughput, sampled report.ProbeRows)
 
 // Flush rewrites article A's summary files from every run added so far:
 // conditions.json, runs.json, downloads.json, series.json,
-// article_a.bench.txt, and sweep.json and matrix.json when the series has
-// them. The series calls it once per condition and at its end (Close);
+// article_a.bench.txt, and sweep.json, exhaustion.json and matrix.json when
+// the series has them. The series calls it once per condition and at its end (Close);
 // it does nothing when no run came since the last.
 func (r *Reports) Flush() error {
 	r.mu.Lock()
@@ -255,6 +255,12 @@ func (r *Reports) Flush() error {
 			rep  report.Reporter
 		}{"sweep.json", report.JSON(sw)})
 	}
+	if l := FitExhaustion(conds); l != nil {
+		files = append(files, struct {
+			name string
+			rep  report.Reporter
+		}{"exhaustion.json", report.JSON(l)})
+	}
 	if m := BuildMatrix(conds, runs, r.downloads, r.checks...); m != nil {
 		files = append(files, struct {
 			name string
@@ -272,13 +278,13 @@ func (r *Reports) Flush() error {
 }
 
 // writeClaims writes claims.json: the article claims (article A's, then
-// B's), the lab's own (the sweep's, the matrix's, the streaming table's), then
-// the harness checks.
+// B's), the lab's own (the sweep's, the matrix's, the streaming table's,
+// the exhaustion table's), then the harness checks.
 func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
 	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
-		for _, t := range []string{"a", "sweep", "matrix", "stream", "stack", "b"} {
+		for _, t := range []string{"a", "sweep", "matrix", "stream", "exhaustion", "stack", "b"} {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)

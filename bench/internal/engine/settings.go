@@ -41,8 +41,9 @@ type Settings struct {
 	// takes the profile's (Plan.SweepRuns).
 	SweepRuns int
 	// MatrixRuns is LAB_MATRIX_RUNS: runs per resilience-matrix cell,
-	// capacity step and streaming condition, 1 to MaxRuns; 0 takes the
-	// profile's (Plan.MatrixRuns, Plan.StreamRuns).
+	// capacity step, streaming and exhaustion condition, 1 to MaxRuns; 0
+	// takes the profile's (Plan.MatrixRuns, Plan.StreamRuns,
+	// Plan.ExhaustionRuns).
 	MatrixRuns int
 	// ReportDir is LAB_REPORT_DIR: where reports go; it must be writable.
 	ReportDir string
@@ -82,7 +83,7 @@ var knownSettings = map[string]string{
 	"LAB_RUNS":        fmt.Sprintf("a whole number from 1 to %d (runs per condition; default %d)", MaxRuns, DefaultRuns),
 	"LAB_PROFILE":     "ci (make test) or full (make repro); default " + DefaultProfile,
 	"LAB_SWEEP_RUNS":  fmt.Sprintf("a whole number from 1 to %d (runs per sweep cell; default 2 under ci, 3 under full)", MaxRuns),
-	"LAB_MATRIX_RUNS": fmt.Sprintf("a whole number from 1 to %d (runs per matrix cell, capacity step and streaming condition; default 1 under ci, 3 under full)", MaxRuns),
+	"LAB_MATRIX_RUNS": fmt.Sprintf("a whole number from 1 to %d (runs per matrix cell, capacity step, streaming and exhaustion condition; default 1 under ci, 3 under full)", MaxRuns),
 	"LAB_REPORT_DIR":  "a directory the lab can write to, or one it can create; default " + report.DefaultDir + " under the module root",
 	"LAB_QUIET":       "1, true, yes (no progress lines) or 0, false, no",
 	"LAB_BROWSER_DIR": "a report directory whose page the browser test renders and screenshots in place (make repro)",
@@ -264,7 +265,7 @@ func (s Settings) Table() Plan {
 		p.SweepRuns = s.SweepRuns
 	}
 	if s.MatrixRuns > 0 {
-		p.MatrixRuns, p.StreamRuns = s.MatrixRuns, s.MatrixRuns
+		p.MatrixRuns, p.StreamRuns, p.ExhaustionRuns = s.MatrixRuns, s.MatrixRuns, s.MatrixRuns
 	}
 	return p
 }

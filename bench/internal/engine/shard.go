@@ -53,11 +53,12 @@ func (s Shard) String() string {
 }
 
 // Table is the plan's condition table: article A's conditions, the sweep's,
-// the matrix's and the streaming table's, in that order, once each. A
+// the matrix's, the streaming table's and the exhaustion table's, in that
+// order, once each. A
 // condition's place in it is its shard key.
 func (p Plan) Table() []Condition {
 	var out []Condition
-	for _, c := range slices.Concat(p.Conditions, p.Sweep, p.Matrix, p.Streams) {
+	for _, c := range slices.Concat(p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion) {
 		if !slices.ContainsFunc(out, func(d Condition) bool { return d.ID == c.ID }) {
 			out = append(out, c)
 		}
@@ -78,6 +79,6 @@ func (p Plan) Shard(s Shard) Plan {
 	keep := func(cs []Condition) []Condition {
 		return slices.DeleteFunc(slices.Clone(cs), func(c Condition) bool { return !s.Owns(place[c.ID]) })
 	}
-	p.Conditions, p.Sweep, p.Matrix, p.Streams = keep(p.Conditions), keep(p.Sweep), keep(p.Matrix), keep(p.Streams)
+	p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion = keep(p.Conditions), keep(p.Sweep), keep(p.Matrix), keep(p.Streams), keep(p.Exhaustion)
 	return p
 }

@@ -28,11 +28,13 @@ var (
 	TableMatrix = VerdictTable{ID: "matrix", Verdicts: MatrixVerdicts()}
 	// TableStream is TestStream's.
 	TableStream = VerdictTable{ID: "stream", Verdicts: verdict.Streaming}
+	// TableExhaustion is TestExhaustion's (ExhaustionVerdicts).
+	TableExhaustion = VerdictTable{ID: "exhaustion", Verdicts: ExhaustionVerdicts()}
 	// TableB is TestArticleB's.
 	TableB = VerdictTable{ID: "b", Verdicts: verdict.ArticleB}
 )
 
 // VerdictTables are every table a series judges, in claims.json's order.
 func VerdictTables() []VerdictTable {
-	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableB}
+	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableExhaustion, TableB}
 }

@@ -81,6 +81,9 @@ func TestBuildFixture(t *testing.T) {
 	if src.sweep != nil {
 		write("sweep.json", report.JSON(src.sweep))
 	}
+	if src.exhaustion != nil {
+		write("exhaustion.json", report.JSON(src.exhaustion))
+	}
 	write("test.json", report.JSONLines(trimTests(src.tests)))
 }
 

@@ -47,6 +47,9 @@ type files struct {
 	// matrix is matrix.json; its own conditions (ids "matrix-…" and
 	// "capacity-…") are kept out of conditions too.
 	matrix *report.Matrix
+	// exhaustion is exhaustion.json; its cells (ids "exhaustion-…") are
+	// kept out of conditions as well.
+	exhaustion *report.Exhaustion
 	// stacks is stacks.json, the stack checks; their steps (ids
 	// "stack-…") are kept out of conditions as well.
 	stacks []report.Stack
@@ -54,7 +57,7 @@ type files struct {
 
 // reportFiles are the files load reads; a directory needs one of them.
 var reportFiles = []string{"conditions.json", "runs.json", "requests.jsonl", "downloads.json", "claims.json",
-	"series.json", "environment.json", "sweep.json", "matrix.json", "stacks.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
+	"series.json", "environment.json", "sweep.json", "matrix.json", "exhaustion.json", "stacks.json", "resources.jsonl", "sockets.jsonl", "tempfiles.jsonl", "throughput.json",
 	"test.json"}
 
 // load reads the report files of dir. Each may be absent (an article B
@@ -96,7 +99,7 @@ func load(dir string) (*files, error) {
 		var article []report.Condition
 		for _, c := range f.conditions {
 			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") &&
-				!strings.HasPrefix(c.ID, "stack-") {
+				!strings.HasPrefix(c.ID, "stack-") && !strings.HasPrefix(c.ID, "exhaustion-") {
 				article = append(article, c)
 			}
 		}
@@ -113,6 +116,12 @@ func load(dir string) (*files, error) {
 		return nil, err
 	} else if ok {
 		f.matrix = &m
+	}
+	var ex report.Exhaustion
+	if ok, err := readJSON(dir, "exhaustion.json", &ex); err != nil {
+		return nil, err
+	} else if ok {
+		f.exhaustion = &ex
 	}
 	var s report.Series
 	if ok, err := readJSON(dir, "series.json", &s); err != nil {

@@ -28,6 +28,7 @@ type page struct {
 	Waits           waitsView
 	Sweep           sweepView
 	Matrix          matrixView
+	Exhaustion      exhaustionView
 	Stacks          []stackView
 	ArticleB        articleBView
 	Env             envView
@@ -71,6 +72,7 @@ func build(f *files) page {
 		Waits:           buildWaits(f),
 		Sweep:           buildSweep(f),
 		Matrix:          buildMatrix(f.matrix),
+		Exhaustion:      buildExhaustion(f.exhaustion),
 		Stacks:          buildStacks(f.stacks, f.env),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),

@@ -76,6 +76,9 @@ type Data struct {
 	// Sweep is the buffer model's fit on the sweep's cells, nil when the
 	// series ran none.
 	Sweep *report.Sweep
+	// Exhaustion is the temp-file model's fit on the exhaustion table, nil when
+	// the series ran none of it.
+	Exhaustion *report.Exhaustion
 	// TooBusy are the conditions and cells the series could not get an
 	// undisturbed run of, with why: their verdicts are not judged.
 	TooBusy map[string]string

@@ -1,0 +1,45 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestExhaustionTable: the full profile runs every verdict's cells; ci the
+// two make test asserts (past the limit, the full temp directory) and the
+// cell the model is fitted on; every cell is valid, its slow readers
+// sized as the table's docs say.
+func TestExhaustionTable(t *testing.T) {
+	require.NoError(t, ValidateAll(ExhaustionTable))
+	for profile, p := range Plans {
+		planned := slices.Concat(p.Conditions, p.Exhaustion)
+		var ran, skipped []string
+		for _, v := range TableExhaustion.Verdicts {
+			all := true
+			for _, id := range v.Check.Needs() {
+				all = all && slices.ContainsFunc(planned, func(c Condition) bool { return c.ID == id })
+			}
+			if all {
+				ran = append(ran, v.ID)
+			} else {
+				skipped = append(skipped, v.ID)
+			}
+		}
+		if profile == "full" {
+			assert.Empty(t, skipped, "full runs every exhaustion verdict")
+			continue
+		}
+		assert.Equal(t, []string{"temp-limit-below-protected", "temp-limit-at-protected", "temp-model-predicts-the-spill"}, skipped, profile)
+		assert.Len(t, ran, 6, profile)
+	}
+	past := ExhaustionTable[slices.IndexFunc(ExhaustionTable, func(c Condition) bool { return c.ID == TempLimitID(TempLimitPast) })]
+	assert.Greater(t, float64(past.BodyBytes), TempModel.MaxTempBytes, "the cell past the limit is past it")
+	full := ExhaustionTable[len(ExhaustionTable)-1]
+	assert.Equal(t, FullTempID(FullTempReaders), full.ID)
+	assert.Greater(t, float64(full.Downloads)*float64(full.BodyBytes-4<<20), TempModel.RoomBytes,
+		"even if the path to the client held 4 MiB each, the readers' spills outgrow the temp directory")
+	assert.Equal(t, 16.0, TempModel.MaxTempBytes/float64(past.ReadRate), "past the limit a worker is held 16 s at least")
+}
