@@ -118,6 +118,12 @@ type Condition struct {
 	// says, 0 to MaxRuns (0: LAB_RUNS alone); for a condition whose runs
 	// are bimodal, so that the median of its runs is not a coin toss.
 	MinRuns int
+	// MayExhaust says the load may drive the app or the proxy to its
+	// memory limit: an OOM kill of either is then the run's outcome
+	// (report.Run.OOMKilled, a failure of the server, as a cut reader
+	// is), not an error of the lab. A kill of the client or the sampler
+	// is always the lab's error.
+	MayExhaust bool
 	// AppLimits and ProxyLimits, when set, replace article A's limits of
 	// the app and NGINX containers (a stack file's limits).
 	AppLimits, ProxyLimits *podspec.Limits

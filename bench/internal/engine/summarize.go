@@ -109,6 +109,10 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		problems = append(problems, fmt.Sprintf("%d slow clients ran, the condition asks for %d", len(res.Downloads), c.Downloads))
 	}
 	run.WorkerTimeouts = strings.Count(rec.AppLog, workerTimeoutLine)
+	if len(rec.OOMKilled) > 0 {
+		run.OOMKilled = slices.Clone(rec.OOMKilled)
+		failures = append(failures, "the OOM killer hit the "+strings.Join(rec.OOMKilled, " and the ")+" at its memory limit")
+	}
 	if rec.AppLogError != "" {
 		problems = append(problems, "the app's log could not be read: "+rec.AppLogError)
 	}
@@ -203,6 +207,14 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		s.DownloadsComplete += r.DownloadsComplete
 		s.DownloadsTotal += r.DownloadsTotal
 		s.WorkerTimeouts += r.WorkerTimeouts
+		if len(r.OOMKilled) > 0 {
+			s.RunsOOM++
+			for _, role := range r.OOMKilled {
+				if !slices.Contains(s.OOMKilled, role) {
+					s.OOMKilled = append(s.OOMKilled, role)
+				}
+			}
+		}
 		if r.WorkerTimeouts > 0 {
 			s.RunsWorkerTimeout++
 		}
@@ -244,6 +256,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
+	var appMem, clientCPU []float64
 	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
@@ -265,6 +278,12 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		if px, ok := o.Resources["proxy"]; ok && px.Samples > 0 {
 			proxyMem = append(proxyMem, px.MaxMemoryMiB)
+		}
+		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
+			appMem = append(appMem, app.MaxMemoryMiB)
+		}
+		if cl, ok := o.Resources["client"]; ok && cl.Samples > 0 {
+			clientCPU = append(clientCPU, cl.CPUPercent)
 		}
 		if r.DownloadsTotal > 0 {
 			path = append(path, float64(o.PathPeakBytes))
@@ -334,6 +353,8 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.AppWorkerSendShareMin, s.AppWorkerSendShareMax = all(sendMin, stats.Median[float64]), all(sendMax, stats.Median[float64])
 	s.ProxyWorkerSendShareMax = all(proxyMax, stats.Median[float64])
 	s.ProxyMemoryPeakMiB = all(proxyMem, stats.Median[float64])
+	s.AppMemoryPeakMiB = all(appMem, stats.Median[float64])
+	s.ClientCPUPercent = all(clientCPU, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])
 	s.WriteEndMismatchMax = all(mismatch, maxOf)
 	for role, v := range throttled {

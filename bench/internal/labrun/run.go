@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
@@ -126,7 +128,13 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 		rec.Host = l.hostSamples(from, from.Add(rec.Load.Elapsed))
 	}
 	if oom := pod.OOMKilled(); oom != nil { // the cause of any load error
-		return rec, oom
+		var killed *stack.OOMError
+		if !c.MayExhaust || !errors.As(oom, &killed) || slices.ContainsFunc(killed.Roles, func(r string) bool {
+			return r != podspec.RoleApp && r != podspec.RoleProxy
+		}) {
+			return rec, oom
+		}
+		rec.OOMKilled = killed.Roles
 	}
 	if loadErr != nil || err != nil {
 		return rec, errors.Join(wrap("load", loadErr), wrap("sampler", err))

@@ -85,6 +85,9 @@ type Run struct {
 	// WorkerTimeouts counts Gunicorn's "WORKER TIMEOUT" lines in the
 	// app's log: workers its arbiter killed during the run.
 	WorkerTimeouts int `json:"worker_timeouts"`
+	// OOMKilled are the roles the OOM killer hit at their memory limit
+	// in a condition that may exhaust memory: a failure of the server.
+	OOMKilled []string `json:"oom_killed,omitempty"`
 	// Stream is the event stream's delays, when the run read one.
 	Stream *Stream `json:"stream,omitempty"`
 	// Observed is the probe's summary of the run (nil without a probe).
@@ -222,6 +225,10 @@ type Condition struct {
 	SlowOutcomes      map[string]int `json:"slow_outcomes,omitempty"`
 	WorkerTimeouts    int            `json:"worker_timeouts"`
 	RunsWorkerTimeout int            `json:"runs_worker_timeout"`
+	// RunsOOM are the sound runs in which the OOM killer hit the app or
+	// the proxy at its memory limit, OOMKilled those roles.
+	RunsOOM   int      `json:"runs_oom,omitempty"`
+	OOMKilled []string `json:"oom_killed,omitempty"`
 	// Stream is the event stream over the sound runs that read one.
 	Stream *Stream `json:"stream,omitempty"`
 
@@ -242,6 +249,11 @@ type Condition struct {
 	// container's memory peak (cgroup max usage), MiB; nil without a
 	// proxy, or when a valid run has no sample of it.
 	ProxyMemoryPeakMiB *float64 `json:"proxy_memory_peak_mib"`
+	// AppMemoryPeakMiB is the same of the app container; ClientCPUPercent
+	// the median of the client's CPU over its window, percent of a core:
+	// what the load generator itself cost.
+	AppMemoryPeakMiB *float64 `json:"app_memory_peak_mib"`
+	ClientCPUPercent *float64 `json:"client_cpu_percent"`
 	// ProxyWorkerSendShareMax is the median over runs of NGINX's most
 	// blocked worker's send share (nil without NGINX).
 	ProxyWorkerSendShareMax *float64 `json:"proxy_worker_send_share_max"`

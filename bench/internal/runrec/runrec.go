@@ -45,6 +45,10 @@ type Record struct {
 	// CPU outside the lab while the run measured (nil when the stop was
 	// off, or in a Kubernetes pod).
 	Host *HostSamples `json:"host,omitempty"`
+	// OOMKilled are the roles (app, proxy) the OOM killer hit at their
+	// memory limit during the run, in a condition that may exhaust memory
+	// (engine.Condition.MayExhaust): the run's outcome, not an error.
+	OOMKilled []string `json:"oom_killed,omitempty"`
 }
 
 // HostSamples are the safety stop's points over a window, one per

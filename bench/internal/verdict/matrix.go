@@ -47,15 +47,16 @@ func WaitAt(syscalls ...string) Metric {
 
 // Class is condition s's class in the matrix (report.Class*): no-data
 // without a sound run, or when its sound runs did not all run the
-// condition's slow clients; failed when a /fast request failed or a slow
-// client was not served as its kind expects in any sound run; else by the median /fast
+// condition's slow clients; failed when a /fast request failed, a slow
+// client was not served as its kind expects or the OOM killer hit the
+// app or the proxy in any sound run; else by the median /fast
 // p95 of its valid runs, protected under ProtectedMs, stalled over
 // StalledMs, slowed between.
 func Class(s report.Condition) string {
 	switch {
 	case s.RunsSound == 0 || s.RequestsTotal == 0 || s.DownloadsTotal != s.Downloads*s.RunsSound:
 		return report.ClassNoData
-	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0:
+	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0 || s.RunsOOM > 0:
 		return report.ClassFailed
 	case s.RunsValid == 0:
 		return report.ClassNoData
