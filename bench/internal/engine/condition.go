@@ -165,7 +165,7 @@ func (c Condition) Runs(runs int) int { return max(runs, c.MinRuns) }
 
 // Limits of a Condition's load.
 const (
-	MaxDownloads = 16
+	MaxDownloads = MaxScaleReaders
 	MaxBodyBytes = 1 << 30 // the app's own cap on ?size=
 	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
 	// app and the sampler need theirs.

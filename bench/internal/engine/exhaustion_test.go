@@ -33,7 +33,7 @@ func TestExhaustionTable(t *testing.T) {
 			continue
 		}
 		assert.Equal(t, []string{"temp-limit-below-protected", "temp-limit-at-protected", "temp-model-predicts-the-spill"}, skipped, profile)
-		assert.Len(t, ran, 6, profile)
+		assert.Len(t, ran, 7, profile)
 	}
 	past := ExhaustionTable[slices.IndexFunc(ExhaustionTable, func(c Condition) bool { return c.ID == TempLimitID(TempLimitPast) })]
 	assert.Greater(t, float64(past.BodyBytes), TempModel.MaxTempBytes, "the cell past the limit is past it")
@@ -42,4 +42,29 @@ func TestExhaustionTable(t *testing.T) {
 	assert.Greater(t, float64(full.Downloads)*float64(full.BodyBytes-4<<20), TempModel.RoomBytes,
 		"even if the path to the client held 4 MiB each, the readers' spills outgrow the temp directory")
 	assert.Equal(t, 16.0, TempModel.MaxTempBytes/float64(past.ReadRate), "past the limit a worker is held 16 s at least")
+}
+
+// TestScaleTable: every protecting row steps from 16 to 1,024 slow mobile
+// readers, each step a valid condition that may exhaust memory; make
+// test's step is one of them.
+func TestScaleTable(t *testing.T) {
+	cs := ScaleTable()
+	require.NoError(t, ValidateAll(cs))
+	assert.Len(t, cs, len(ScaleRows)*len(ScaleSteps))
+	var rows []string
+	for _, r := range ScaleRows {
+		rows = append(rows, r.Row.ID+"@"+r.Path.ID)
+	}
+	assert.Equal(t, []string{"gunicorn-sync-2@nginx-on", "gunicorn-gevent-2@direct", "gunicorn-uvicorn-2@direct", "uvicorn-2@direct",
+		"uwsgi-2-file-offload-2@direct"}, rows)
+	for _, c := range cs {
+		assert.True(t, c.MayExhaust, c.ID)
+		assert.Equal(t, Mobile, c.TCP, c.ID)
+		assert.EqualValues(t, ScaleBodyBytes, c.BodyBytes, c.ID)
+		assert.LessOrEqual(t, float64(c.BodyBytes)/c.ReadRate, 30.0, "%s: a reader reads its body in about 30 s at most", c.ID)
+	}
+	ci := ScaleCIStep()
+	assert.True(t, slices.ContainsFunc(cs, func(c Condition) bool { return c.ID == ci.ID && c.sameCell(ci) }), ci.ID)
+	assert.Equal(t, "scale-uvicorn-2-direct-256", ci.ID)
+	assert.Equal(t, 16, MatrixStepLimit, "the matrix's own capacity steps stop where the scale column starts")
 }

@@ -33,8 +33,9 @@ type Row struct {
 
 // MatrixStepLimit caps the capacity steps of a row that declares no limit
 // of its own: 16 concurrent slow readers of 2 MiB/s are 32 MiB/s through a
-// quarter of a core.
-const MatrixStepLimit = MaxDownloads
+// quarter of a core. Past it the scale column (ScaleRead) steps slower
+// readers.
+const MatrixStepLimit = 16
 
 // MatrixRows are the matrix's server setups, all under article A's limits.
 var MatrixRows = func() []Row {

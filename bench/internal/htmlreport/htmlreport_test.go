@@ -33,11 +33,11 @@ var (
 )
 
 var sectionIDs = []string{"claims", "article-a-table", "p95-chart", "timelines", "write-completion",
-	"sockets", "tempfiles", "resources", "waits", "sweep", "article-b", "environment", "tests"}
+	"sockets", "tempfiles", "resources", "waits", "sweep", "exhaustion", "article-b", "environment", "tests"}
 
 // fixtureCharts is every data-chart figure the fixture's page must have.
 func fixtureCharts() []string {
-	charts := []string{"p95", "write-completion", "waits", "throughput"}
+	charts := []string{"p95", "write-completion", "waits", "throughput", "scale"}
 	for _, c := range fixtureConditions {
 		charts = append(charts, "timeline-"+c)
 	}
@@ -237,7 +237,7 @@ func TestArticleBOnly(t *testing.T) {
 		assert.Contains(t, text(s.sections[id]), "article A was not measured in this run", "section #%s", id)
 	}
 	assert.Contains(t, text(s.sections["waits"]), "not measured in this run")
-	checkPage(t, page, []string{"throughput"})
+	checkPage(t, page, []string{"throughput", "scale"})
 }
 
 func TestMissingOptionalFiles(t *testing.T) {
@@ -257,7 +257,7 @@ func TestMissingOptionalFiles(t *testing.T) {
 	assert.Contains(t, text(s.sections["tests"]), "no test.json")
 	// What conditions.json alone gives stays: the waits come from its
 	// summaries, not from runs.json.
-	checkPage(t, page, []string{"p95", "write-completion", "waits"})
+	checkPage(t, page, []string{"p95", "write-completion", "waits", "scale"})
 }
 
 func TestOnlyThroughputMissing(t *testing.T) {

@@ -136,11 +136,15 @@ func buildMatrix(m *report.Matrix) matrixView {
 	return v
 }
 
-// capacityRows are every row's stepped columns.
+// capacityRows are every row's stepped columns but the scale column,
+// which has its own section (buildScale).
 func capacityRows(m *report.Matrix) []capacityRow {
 	var out []capacityRow
 	for _, r := range m.Rows {
 		for _, c := range r.Capacity {
+			if c.Column == scaleColumn {
+				continue
+			}
 			declared := "none under the step limit"
 			if r.Concurrency > 0 {
 				declared = fmt.Sprint(r.Concurrency)

@@ -29,6 +29,7 @@ type page struct {
 	Sweep           sweepView
 	Matrix          matrixView
 	Exhaustion      exhaustionView
+	Scale           scaleView
 	Stacks          []stackView
 	ArticleB        articleBView
 	Env             envView
@@ -73,6 +74,7 @@ func build(f *files) page {
 		Sweep:           buildSweep(f),
 		Matrix:          buildMatrix(f.matrix),
 		Exhaustion:      buildExhaustion(f.exhaustion),
+		Scale:           buildScale(f.matrix),
 		Stacks:          buildStacks(f.stacks, f.env),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),

@@ -230,4 +230,15 @@ type CapacityStep struct {
 	ClientCPUs           float64 `json:"client_cpus"`
 	LagMaxMs             float64 `json:"lag_max_ms"`
 	ClientThrottledShare float64 `json:"client_throttled_share"`
+	// What the step cost, medians over its valid runs (nil when a run
+	// did not observe it, or none was valid): the app's and the proxy's
+	// memory peaks and NGINX's temp-file peak (MiB), the app's and the
+	// client's CPU (percent of a core). OOMKilled are the roles the OOM
+	// killer hit in any sound run (a step that may exhaust memory).
+	AppMemoryPeakMiB   *float64 `json:"app_memory_peak_mib,omitempty"`
+	ProxyMemoryPeakMiB *float64 `json:"proxy_memory_peak_mib,omitempty"`
+	SpillPeakMiB       *float64 `json:"spill_peak_mib,omitempty"`
+	AppCPUPercent      *float64 `json:"app_cpu_percent,omitempty"`
+	ClientCPUPercent   *float64 `json:"client_cpu_percent,omitempty"`
+	OOMKilled          []string `json:"oom_killed,omitempty"`
 }

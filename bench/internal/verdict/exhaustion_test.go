@@ -67,7 +67,7 @@ func TestFastServed(t *testing.T) {
 }
 
 func TestExhaustionVerdictsValidate(t *testing.T) {
-	vs := Exhaustion(ExhaustionIDs{Below: "b", At: "a", Past: "p", FullTemp: "f", Fit: []string{"n"}}, 16)
+	vs := Exhaustion(ExhaustionIDs{Below: "b", At: "a", Past: "p", FullTemp: "f", Fit: []string{"n"}}, 16, "s")
 	require.NoError(t, Validate(vs))
 	v, ok := Find(vs, "temp-model-predicts-the-cliffs")
 	require.True(t, ok)

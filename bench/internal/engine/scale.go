@@ -1,0 +1,113 @@
+package engine
+
+import (
+	"fmt"
+	"slices"
+
+	"wsgilab/bench/internal/podspec"
+)
+
+// The scale column: hundreds of slow mobile readers against each setup
+// that protected /fast from article A's two, stepped geometrically until
+// the protection ends. Its bracket (the largest step held, the smallest
+// broken) is each row's capacity under ScaleRead in matrix.json.
+
+// Mobile is the TCP profile of the scale column: stock but for a 64 KiB
+// send-buffer ceiling (tcp_wmem max). On loopback a segment is 64 KiB, and
+// Linux sizes a new connection's send buffer from ten of them, so a server
+// hands a MiB to a reader of 16 KiB/s at once and is never held by it. On
+// a real network (segments of 1,448 bytes) a reader whose 16 KiB window
+// limits the flight gets a send buffer of about 2 x 12 segments: tens of
+// KiB. The ceiling gives loopback that. Measured: 384 KiB to 16 readers at
+// 16 KiB/s held each Gunicorn sync worker 20.3 s under it, 0.5 ms without
+// (reports/measurements.md).
+var Mobile = TCPProfile{ID: "mobile", Rmem: podspec.DefaultTCPRmem, Wmem: "4096 16384 65536"}
+
+// The scale column's readers: 384 KiB read at 16 KiB/s (24 s), so a
+// run's load stays under about 30 s and 1,024 readers read 16 MiB/s in
+// all.
+const (
+	ScaleBodyBytes = 384 << 10
+	ScaleReadRate  = 16 << 10
+	// ScaleClientCPUs is the client's quota at every step: the client
+	// measured 0.03 to 0.05 core for 256 readers, and each step reports
+	// its own CPU, lag and throttling.
+	ScaleClientCPUs = 0.5
+	// MaxScaleReaders is the last step.
+	MaxScaleReaders = 1024
+)
+
+// ScaleSteps are the concurrent slow readers the column steps through,
+// doubling from article A's largest load (MatrixStepLimit).
+var ScaleSteps = []int{16, 32, 64, 128, 256, 512, MaxScaleReaders}
+
+// ScaleRead is the scale column's slow reader.
+var ScaleRead = Column{ID: "scale-read", Clients: 256,
+	Text: "slow mobile readers: 384 KiB downloads read at 16 KiB/s through an 8 KiB receive buffer, under the mobile TCP profile (a 64 KiB send-buffer ceiling)",
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.BodyBytes, c.ReadRate, c.TCP, c.ClientCPUs, c.MayExhaust = n, ScaleBodyBytes, ScaleReadRate, Mobile, ScaleClientCPUs, true
+	}}
+
+// ScaleRow is a setup the scale column steps: a matrix row on the path
+// where it protected /fast from article A's slow readers.
+type ScaleRow struct {
+	Row  Row
+	Path Path
+}
+
+// ScaleRows are the protecting setups: two sync workers behind NGINX
+// buffering on, and directly the rows that declare no limit at article
+// A's load (gevent, Gunicorn's Uvicorn worker, Uvicorn, uWSGI handing
+// files to its offload threads).
+var ScaleRows = func() []ScaleRow {
+	out := []ScaleRow{{MatrixRows[0], NginxOn}}
+	for _, r := range MatrixRows {
+		if r.Concurrency == 0 {
+			out = append(out, ScaleRow{r, Direct})
+		}
+	}
+	return out
+}()
+
+// ScaleID is a scale step's condition id: scale-<row>-<path>-<n>.
+func ScaleID(r ScaleRow, n int) string { return fmt.Sprintf("scale-%s-%s-%d", r.Row.ID, r.Path.ID, n) }
+
+// Scale are the steps of row r, each n concurrent slow mobile readers.
+func Scale(r ScaleRow) []CapacityStep {
+	var out []CapacityStep
+	for _, n := range ScaleSteps {
+		if c, ok := cell(ScaleID(r, n), ScaleRead, r.Row, r.Path, n); ok {
+			out = append(out, CapacityStep{Row: r.Row.ID, Column: ScaleRead.ID, Clients: n, Condition: c})
+		}
+	}
+	return out
+}
+
+// ScaleTable are every row's steps, row by row.
+func ScaleTable() []Condition {
+	var out []Condition
+	for _, r := range ScaleRows {
+		for _, st := range Scale(r) {
+			out = append(out, st.Condition)
+		}
+	}
+	return out
+}
+
+// ScaleCIReaders is the step make test runs, on ScaleCIRow.
+const ScaleCIReaders = 256
+
+// ScaleCIRow is the row make test steps once: Uvicorn's two workers,
+// directly. At 256 slow mobile readers its /fast p95 was 1.44 to 1.51 ms
+// (its max 2.4 to 4.8 ms); gevent's was 2.8 to 8.9 ms, too near the
+// protected class's 10 ms to decide in one run (reports/measurements.md).
+var ScaleCIRow = ScaleRows[slices.IndexFunc(ScaleRows, func(r ScaleRow) bool { return r.Row.ID == podspec.Uvicorn(2).ID })]
+
+// ScaleCIStep is the step make test runs.
+func ScaleCIStep() Condition {
+	c, ok := cell(ScaleID(ScaleCIRow, ScaleCIReaders), ScaleRead, ScaleCIRow.Row, ScaleCIRow.Path, ScaleCIReaders)
+	if !ok {
+		panic("engine: the scale column skips " + ScaleCIRow.Row.ID)
+	}
+	return c
+}

@@ -1,0 +1,39 @@
+package htmlreport
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+func TestScaleView(t *testing.T) {
+	assert.NotEmpty(t, buildScale(nil).Missing)
+	f := func(v float64) *float64 { return &v }
+	m := &report.Matrix{Rows: []report.MatrixRow{
+		{ID: "gunicorn-sync-2", Capacity: []report.Capacity{{Column: scaleColumn, Path: "nginx-on", Text: "failed from between 129 and 256",
+			Steps: []report.CapacityStep{
+				{Clients: 64, Class: report.ClassProtected, P95Ms: 2.1, ProxyMemoryPeakMiB: f(40)},
+				{Clients: 128, Class: report.ClassProtected, P95Ms: 3.2, ProxyMemoryPeakMiB: f(70)},
+				{Clients: 256, Class: report.ClassFailed, OOMKilled: []string{"proxy"}},
+			}}}},
+		{ID: "uvicorn-2", Capacity: []report.Capacity{{Column: "slow-read", Steps: []report.CapacityStep{{Clients: 1}}},
+			{Column: scaleColumn, Path: "direct", Text: "protected up to 256", Steps: []report.CapacityStep{
+				{Clients: 128, Class: report.ClassProtected, P95Ms: 1.4, AppMemoryPeakMiB: f(60), ClientCPUPercent: f(1.2)},
+				{Clients: 256, Class: report.ClassProtected, P95Ms: 1.5, AppMemoryPeakMiB: f(79)},
+			}}}},
+	}}
+	v := buildScale(m)
+	require.Empty(t, v.Missing)
+	require.Len(t, v.Rows, 2, "only the scale column's capacities")
+	assert.Equal(t, "gunicorn-sync-2 · nginx-on", v.Rows[0].Setup)
+	assert.Contains(t, v.Rows[0].Steps, "256: failed, OOM-killed proxy")
+	assert.Contains(t, v.Rows[1].Steps, "128: protected, p95 1.4 ms, 60 MiB, client 1.2 % of a core")
+	require.Len(t, v.Charts.Figures, 1)
+	fig := v.Charts.Figures[0]
+	assert.Empty(t, fig.Err)
+	assert.True(t, strings.HasPrefix(string(fig.SVG), "<svg"), "a chart is drawn")
+}
