@@ -55,7 +55,8 @@ func TestScaleTable(t *testing.T) {
 	for _, r := range ScaleRows {
 		rows = append(rows, r.Row.ID+"@"+r.Path.ID)
 	}
-	assert.Equal(t, []string{"gunicorn-sync-2@nginx-on", "gunicorn-gevent-2@direct", "gunicorn-uvicorn-2@direct", "uvicorn-2@direct",
+	assert.Equal(t, []string{"gunicorn-sync-2@nginx-on", "gunicorn-sync-2@caddy-buffered", "gunicorn-sync-2@lighttpd",
+		"gunicorn-sync-2@varnish", "gunicorn-gevent-2@direct", "gunicorn-uvicorn-2@direct", "uvicorn-2@direct",
 		"uwsgi-2-file-offload-2@direct"}, rows)
 	for _, c := range cs {
 		assert.True(t, c.MayExhaust, c.ID)

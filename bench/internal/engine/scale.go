@@ -56,11 +56,16 @@ type ScaleRow struct {
 }
 
 // ScaleRows are the protecting setups: two sync workers behind NGINX
-// buffering on, and directly the rows that declare no limit at article
-// A's load (gevent, Gunicorn's Uvicorn worker, Uvicorn, uWSGI handing
-// files to its offload threads).
+// buffering on and behind each front door that protected them from
+// article A's readers (Caddy's buffer_responses, lighttpd at its
+// default, Varnish), and directly the rows that declare no limit at
+// article A's load (gevent, Gunicorn's Uvicorn worker, Uvicorn, uWSGI
+// handing files to its offload threads).
 var ScaleRows = func() []ScaleRow {
-	out := []ScaleRow{{MatrixRows[0], NginxOn}}
+	var out []ScaleRow
+	for _, p := range []Path{NginxOn, CaddyBuffered, Lighttpd, Varnish} {
+		out = append(out, ScaleRow{MatrixRows[0], p})
+	}
 	for _, r := range MatrixRows {
 		if r.Concurrency == 0 {
 			out = append(out, ScaleRow{r, Direct})

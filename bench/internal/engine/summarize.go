@@ -147,7 +147,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		}
 		o := Observe(*rec.Sampler, res, ends)
 		run.Observed = &o
-		problems = append(problems, samplerProblems(o)...)
+		problems = append(problems, samplerProblems(o, rec.OOMKilled)...)
 		out.Sampler = Rows(rec.Condition, rec.Run, *rec.Sampler, res.StartUnixNano)
 	}
 	if h := rec.Host; h != nil {
@@ -161,10 +161,18 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 }
 
 // samplerProblems are why a run's sampler data cannot be trusted.
-func samplerProblems(o report.Observed) []string {
+//
+// A role the OOM killer hit (killed) may have lost its container with its
+// only process (Caddy, Uvicorn in one process): the sampler's errors
+// about that role's cgroup and processes are then the outcome measured,
+// not a fault of the sampler.
+func samplerProblems(o report.Observed, killed []string) []string {
 	var p []string
-	if len(o.Errors) > 0 {
-		p = append(p, fmt.Sprintf("the sampler reported %d error(s), first: %s", len(o.Errors), o.Errors[0]))
+	errs := slices.DeleteFunc(slices.Clone(o.Errors), func(e string) bool {
+		return slices.ContainsFunc(killed, func(role string) bool { return strings.HasPrefix(e, role+" ") })
+	})
+	if len(errs) > 0 {
+		p = append(p, fmt.Sprintf("the sampler reported %d error(s), first: %s", len(errs), errs[0]))
 	}
 	if o.Resources["app"].Samples == 0 {
 		p = append(p, "the sampler took no sample of the app in the load window")

@@ -111,3 +111,16 @@ func TestSummarizeConditionAllOrNothing(t *testing.T) {
 	assert.Zero(t, none.RunsTotal)
 	assert.Nil(t, none.AppCPUPercent)
 }
+
+// TestSamplerProblemsOfAKilledRole: the sampler's errors about a role the
+// OOM killer hit (its container gone with its only process) are the
+// outcome measured; any other error still makes the run unsound.
+func TestSamplerProblemsOfAKilledRole(t *testing.T) {
+	o := report.Observed{Errors: []string{"proxy cgroup: probe: pread cpuacct.usage: no such device"},
+		Resources: map[string]report.ResourceSummary{"app": {Samples: 10}},
+		Workers:   []report.WorkerWaits{{Role: "app", Samples: 10}}}
+	assert.Len(t, samplerProblems(o, nil), 1)
+	assert.Empty(t, samplerProblems(o, []string{"proxy"}))
+	o.Errors = append(o.Errors, "app cgroup: probe: read: EIO")
+	assert.Len(t, samplerProblems(o, []string{"proxy"}), 1, "the app was not killed")
+}
