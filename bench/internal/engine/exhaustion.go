@@ -104,5 +104,5 @@ func isExhaustionCell(id string) bool {
 func ExhaustionVerdicts() []verdict.Verdict {
 	return verdict.Exhaustion(verdict.ExhaustionIDs{Below: TempLimitID(24 << 20), At: TempLimitID(32 << 20), Past: TempLimitID(TempLimitPast),
 		FullTemp: FullTempID(FullTempReaders), Fit: []string{"nginx-on-2dl"}},
-		TempModel.MaxTempBytes/load.DefaultDownloadRate, ScaleCIStep().ID)
+		TempModel.MaxTempBytes/load.DefaultDownloadRate, buffermodel.HeldShare, ScaleCIStep().ID)
 }

@@ -234,6 +234,11 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 			}
 			s.SlowOutcomes[o] += n
 		}
+		cut := r.SlowOutcomes[load.OutcomeTruncated] + r.SlowOutcomes[load.OutcomeReset]
+		if s.RunsSound == 1 || cut < s.CutMin {
+			s.CutMin = cut
+		}
+		s.CutMax = max(s.CutMax, cut)
 		if !r.Valid {
 			continue
 		}

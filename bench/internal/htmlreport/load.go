@@ -47,8 +47,9 @@ type files struct {
 	// matrix is matrix.json; its own conditions (ids "matrix-…" and
 	// "capacity-…") are kept out of conditions too.
 	matrix *report.Matrix
-	// exhaustion is exhaustion.json; its cells (ids "exhaustion-…") are
-	// kept out of conditions as well.
+	// exhaustion is exhaustion.json; its cells (ids "exhaustion-…") and
+	// the scale column's steps (ids "scale-…", matrix.json's) are kept
+	// out of conditions as well.
 	exhaustion *report.Exhaustion
 	// stacks is stacks.json, the stack checks; their steps (ids
 	// "stack-…") are kept out of conditions as well.
@@ -99,7 +100,8 @@ func load(dir string) (*files, error) {
 		var article []report.Condition
 		for _, c := range f.conditions {
 			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") &&
-				!strings.HasPrefix(c.ID, "stack-") && !strings.HasPrefix(c.ID, "exhaustion-") {
+				!strings.HasPrefix(c.ID, "stack-") && !strings.HasPrefix(c.ID, "exhaustion-") &&
+				!strings.HasPrefix(c.ID, "scale-") {
 				article = append(article, c)
 			}
 		}

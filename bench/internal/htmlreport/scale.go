@@ -98,7 +98,7 @@ func stepMemory(st report.CapacityStep) float64 {
 // against its concurrent slow readers, both axes logarithmic.
 func scaleCharts(setups []scaleSetup) chartsView {
 	fig := figure{Name: "scale", Title: "Slow mobile readers: /fast p95 and memory against concurrent readers",
-		Caption: "Each step's median over its valid runs; a step with no valid run (a reader cut, the OOM killer) is not drawn, and the bracket above says where it broke. Memory is the proxy container's peak behind NGINX (its temp files included), else the app's."}
+		Caption: "Each step's median over its valid runs; a step with no valid run (a reader cut, the OOM killer) is not drawn, and the bracket above says where it broke. Memory is the front door's container peak behind a proxy (NGINX's temp files included, as its tmpfs counts), else the app's."}
 	lat, mem := newPlot("", "/fast p95"), newPlot("concurrent slow readers", "memory (MiB)")
 	leg := newLegend()
 	loP, hiP, loM, hiM, loN, hiN := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
@@ -122,24 +122,36 @@ func scaleCharts(setups []scaleSetup) chartsView {
 		}
 		c := colorN(i)
 		shape := draw.CircleGlyph{}
-		if len(ps) > 0 {
-			add(lat, line(ps, c, 1.2), dots(ps, c, 2.2, shape))
+		lp, lm := line(ps, c, 1.2), line(ms, c, 1.2) // nil without points
+		if lp != nil {
+			add(lat, lp, dots(ps, c, 2.2, shape))
+			legendAdd(leg, s.name, lp)
 		}
-		if len(ms) > 0 {
-			l := line(ms, c, 1.2)
-			add(mem, l, dots(ms, c, 2.2, shape))
-			legendAdd(leg, s.name, l)
+		if lm != nil {
+			add(mem, lm, dots(ms, c, 2.2, shape))
+			if lp == nil {
+				legendAdd(leg, s.name, lm)
+			}
 		}
 	}
-	if hiP == 0 || hiM == 0 {
+	if hiP == 0 {
 		return chartsView{Missing: "no step of the scale column has a valid run to draw"}
 	}
-	for _, p := range []*plot.Plot{lat, mem} {
+	plots := []*plot.Plot{lat, mem}
+	if hiM == 0 { // no step observed memory: the latency alone
+		plots = plots[:1]
+		lat.X.Label.Text = mem.X.Label.Text
+	}
+	for _, p := range plots {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = steps
 		p.X.Min, p.X.Max = loN/1.2, hiN*1.2
 	}
 	logY(lat, loP, hiP, msLabel)
+	if len(plots) == 1 {
+		fig.paint(wideW, wideH, leg, lat)
+		return chartsView{Figures: []figure{fig}, Wide: true}
+	}
 	logY(mem, loM, hiM, plainLabel)
 	fig.paint(wideW, 2*wideH, leg, lat, mem)
 	return chartsView{Figures: []figure{fig}, Wide: true}

@@ -145,7 +145,10 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	var wg sync.WaitGroup
 	var logErr, writesErr, inspectErr error
 	wg.Go(func() { rec.AppLog, logErr = pod.LogSince(pod.App, pod.Opened) })
-	if c.Target == nil { // a team's app keeps no write records
+	// A team's app keeps no write records; an app the OOM killer hit may
+	// have lost its container, and its records with it: the run's
+	// downloads then have none, which makes a complete one's run unsound.
+	if c.Target == nil && !slices.Contains(rec.OOMKilled, podspec.RoleApp) {
 		wg.Go(func() { rec.Writes, writesErr = pod.Writes() })
 	}
 	wg.Go(func() { rec.Client, inspectErr = pod.Inspect(pod.Client) })

@@ -518,11 +518,14 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		d.Reads = bodyMarks(pc.marks, pc.total-n)
 	}
 	if err == nil && n != spec.LargeSize {
-		// A 200 whose own framing said the body ended here: a client that
-		// trusts it takes a short body for the whole. (An error status's
-		// body is not the download's.)
-		d.ShortAsWhole = status == http.StatusOK
-		err = fmt.Errorf("body is %d bytes, want %d; its framing (%s) said it was whole", n, spec.LargeSize, framing)
+		err = fmt.Errorf("body is %d bytes, want %d", n, spec.LargeSize)
+		if status == http.StatusOK && n < spec.LargeSize {
+			// A 200 whose own framing said the body ended here: a client
+			// that trusts it takes a short body for the whole. (An error
+			// status's body is not the download's.)
+			d.ShortAsWhole = true
+			err = fmt.Errorf("%w; its framing (%s) said it was whole", err, framing)
+		}
 	}
 	if err != nil {
 		d.Error = err.Error()

@@ -227,7 +227,11 @@ type Condition struct {
 	RunsWorkerTimeout int            `json:"runs_worker_timeout"`
 	// RunsOOM are the sound runs in which the OOM killer hit the app or
 	// the proxy at its memory limit, OOMKilled those roles.
-	RunsOOM   int      `json:"runs_oom,omitempty"`
+	RunsOOM int `json:"runs_oom,omitempty"`
+	// CutMin and CutMax are the fewest and the most slow clients cut
+	// short (truncated or reset) in one sound run.
+	CutMin    int      `json:"cut_min"`
+	CutMax    int      `json:"cut_max"`
 	OOMKilled []string `json:"oom_killed,omitempty"`
 	// Stream is the event stream over the sound runs that read one.
 	Stream *Stream `json:"stream,omitempty"`

@@ -13,7 +13,7 @@ type Exhaustion struct {
 	From                 []string         `json:"from"`
 	Cells                []ExhaustionCell `json:"cells"`
 	// AtDefault restates the rule at NGINX's own default limit (1024m),
-	// at the cells' read rate.
+	// at the cells' read rate (Problem says when they differ).
 	AtDefault TempRule `json:"at_default"`
 	// Problem says why nothing could be predicted.
 	Problem string `json:"problem,omitempty"`
@@ -52,13 +52,17 @@ type ExhaustionCell struct {
 	PredictedPast        bool    `json:"predicted_past"`
 	PredictedHeldS       float64 `json:"predicted_held_s"`
 	// Measured: the temp-file peak (valid runs only, nil without), the
-	// readers cut short per sound run (median), the app's write time.
+	// readers cut short (truncated or reset) per sound run, the fewest
+	// and the most, and Cut between them; the app's write time.
 	TempPeakMiB *float64 `json:"temp_peak_mib"`
 	Cut         float64  `json:"cut"`
+	CutMin      int      `json:"cut_min"`
+	CutMax      int      `json:"cut_max"`
 	WriteS      float64  `json:"write_s"`
 	// Right says the prediction met the measurement: the temp peak
-	// within TempTolerance, the cut count exact, a worker past the limit
-	// held at least the predicted time.
+	// within buffermodel.TempTolerance, the cut count exact in every
+	// run, a worker past the limit held at least buffermodel.HeldShare of
+	// the predicted time.
 	Right   bool   `json:"right"`
 	Problem string `json:"problem,omitempty"`
 }

@@ -198,8 +198,9 @@ type SiteShare struct {
 // directly, before /fast leaves the protected class.
 type Capacity struct {
 	Column string `json:"column"`
-	// Path is the path the steps ran on: empty for direct (every matrix
-	// row's), a stack row's own otherwise.
+	// Path is the path the steps ran on: empty for the matrix's own
+	// capacity steps (direct), a stack row's own path, or the path the
+	// scale column stepped a row on (direct, nginx-on or a front door).
 	Path  string         `json:"path,omitempty"`
 	Steps []CapacityStep `json:"steps"`
 	// FirstUnprotected is the fewest clients at which /fast was not

@@ -36,17 +36,26 @@ func TestNoSilentShortCatchesAShortBodyPresentedAsWhole(t *testing.T) {
 }
 
 func TestCutDetectably(t *testing.T) {
-	c := report.Condition{ID: "full", Downloads: 8, RunsSound: 2, DownloadsTotal: 16, SlowOutcomes: map[string]int{"complete": 12, "truncated": 4}}
+	c := report.Condition{ID: "full", Downloads: 8, RunsSound: 2, DownloadsTotal: 16, SlowOutcomes: map[string]int{"complete": 12, "truncated": 4},
+		CutMin: 2, CutMax: 2}
 	o, err := CutDetectably("full").Eval(exhaustionData(c))
 	require.NoError(t, err)
 	assert.True(t, o.Holds)
 	assert.Equal(t, 2.0, o.Measured)
+	c.CutMin, c.CutMax = 0, 4
+	o, err = CutDetectably("full").Eval(exhaustionData(c))
+	require.NoError(t, err)
+	assert.False(t, o.Holds, "a run that cut no reader, however many the others cut")
+	c.CutMin, c.CutMax = 2, 2
 	for name, outcomes := range map[string]map[string]int{
 		"none cut":        {"complete": 16},
 		"one timed out":   {"complete": 11, "truncated": 4, "timeout": 1},
 		"one cut quietly": {"complete": 11, "truncated": 4, "silent-short": 1},
 	} {
-		c.SlowOutcomes = outcomes
+		c.SlowOutcomes, c.CutMin = outcomes, 2
+		if outcomes["truncated"] == 0 {
+			c.CutMin = 0
+		}
 		o, err := CutDetectably("full").Eval(exhaustionData(c))
 		require.NoError(t, err)
 		assert.False(t, o.Holds, name)
@@ -67,7 +76,7 @@ func TestFastServed(t *testing.T) {
 }
 
 func TestExhaustionVerdictsValidate(t *testing.T) {
-	vs := Exhaustion(ExhaustionIDs{Below: "b", At: "a", Past: "p", FullTemp: "f", Fit: []string{"n"}}, 16, "s")
+	vs := Exhaustion(ExhaustionIDs{Below: "b", At: "a", Past: "p", FullTemp: "f", Fit: []string{"n"}}, 16, 0.9, "s")
 	require.NoError(t, Validate(vs))
 	v, ok := Find(vs, "temp-model-predicts-the-cliffs")
 	require.True(t, ok)
