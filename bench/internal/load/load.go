@@ -49,8 +49,15 @@ type Spec struct {
 	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
 	// SlowKind is what the slow clients do: KindRead ("" too), KindUpload,
-	// KindHeaders or KindSilent.
+	// KindHeaders, KindSilent or KindIdle.
 	SlowKind string `json:"slow_kind,omitempty"`
+	// ConnectRate, when above 0, starts the slow clients this many a
+	// second, the k-th k/ConnectRate after the run's start, instead of
+	// all at once: thousands of connections opened at once overflow any
+	// listen backlog, and the SYNs retried a second later would measure
+	// the burst, not the connections held. The ramp (Downloads /
+	// ConnectRate) is at most MaxRamp.
+	ConnectRate float64 `json:"connect_rate,omitempty"`
 	// IDPrefix names the downloads (IDPrefix-dlK) in X-Lab-Id, so the
 	// app's write records can be matched to them.
 	IDPrefix string `json:"id_prefix"`
@@ -71,7 +78,7 @@ type Spec struct {
 	UploadSize   int64   `json:"upload_size,omitempty"`
 	UploadRate   float64 `json:"upload_rate,omitempty"`
 	SendBuffer   int     `json:"send_buffer,omitempty"`
-	// HoldFor is how long a KindHeaders or KindSilent client holds its
+	// HoldFor is how long a KindHeaders, KindSilent or KindIdle client holds its
 	// connection (to FastURL's host) before it closes it; a KindHeaders
 	// client sends a header line every HeaderGap meanwhile.
 	HoldFor   time.Duration `json:"hold_for_ns,omitempty"`
@@ -131,7 +138,7 @@ type Option func(*Spec)
 func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
 
 // WithSlowKind sets what the slow clients do (KindRead, KindUpload,
-// KindHeaders or KindSilent), with that kind's defaults: uploads of
+// KindHeaders, KindSilent or KindIdle), with that kind's defaults: uploads of
 // DefaultUploadSize at DefaultUploadRate to base's /upload; connections
 // held for DefaultHoldFor, with a header line every DefaultHeaderGap.
 func WithSlowKind(kind string) Option {
@@ -141,7 +148,7 @@ func WithSlowKind(kind string) Option {
 		case KindUpload:
 			s.UploadURL = strings.TrimSuffix(s.FastURL, "/fast") + "/upload"
 			s.UploadSize, s.UploadRate, s.SendBuffer = DefaultUploadSize, DefaultUploadRate, DefaultSendBuffer
-		case KindHeaders, KindSilent:
+		case KindHeaders, KindSilent, KindIdle:
 			s.HoldFor, s.HeaderGap = DefaultHoldFor, DefaultHeaderGap
 		}
 	}
@@ -178,6 +185,8 @@ func (s Spec) Validate() error {
 		return errors.New("load: FastTimeout and DownloadTimeout must be positive")
 	case s.AfterWait < 0:
 		return fmt.Errorf("load: AfterWait %v is negative", s.AfterWait)
+	case s.ConnectRate < 0 || (s.ConnectRate > 0 && s.Ramp() > MaxRamp):
+		return fmt.Errorf("load: ConnectRate %g: want 0 (all at once) or a rate that starts %d slow clients within %v", s.ConnectRate, s.Downloads, MaxRamp)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -188,6 +197,18 @@ func (s Spec) Validate() error {
 		return err
 	}
 	return s.Stream.validate()
+}
+
+// MaxRamp bounds the slow clients' start (Spec.ConnectRate).
+const MaxRamp = 10 * time.Second
+
+// Ramp is how long the slow clients take to start: Downloads /
+// ConnectRate, 0 when they start at once.
+func (s Spec) Ramp() time.Duration {
+	if s.ConnectRate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(s.Downloads) / s.ConnectRate * float64(time.Second))
 }
 
 // Download is one slow client's outcome: a slow download's, or, as Kind
@@ -296,8 +317,10 @@ const (
 // short, and its framing says so), silent-short (cut short, and its
 // framing says it was whole), reset, timeout, refused or status (an error
 // status); a held connection is
-// held, closed, reset, status (the server answered it), refused or
-// timeout (the client's own context ran out).
+// held, closed, reset, status (the server answered it, or answered an
+// idle connection's request with an error), refused (no connection; an
+// idle one's request unanswered) or timeout (the client's own context
+// or deadline ran out).
 func (d Download) Outcome() string {
 	if Holds(d.Kind) {
 		switch {
@@ -305,9 +328,11 @@ func (d Download) Outcome() string {
 			return OutcomeHeld
 		case strings.HasPrefix(d.Error, "connect:"):
 			return OutcomeRefused
-		case strings.Contains(d.Error, "deadline exceeded") || strings.Contains(d.Error, "context canceled"):
+		case strings.Contains(d.Error, "deadline exceeded") || strings.Contains(d.Error, "context canceled") || strings.Contains(d.Error, "i/o timeout"):
 			return OutcomeTimeout
-		case d.Status != 0:
+		case d.Kind == KindIdle && d.Status == 0:
+			return OutcomeRefused // connected, but its request got no answer
+		case d.Status != 0 && (d.Kind != KindIdle || d.Status != http.StatusOK):
 			return OutcomeStatus
 		case d.Error != "":
 			return OutcomeReset
@@ -404,6 +429,11 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			if spec.ConnectRate > 0 {
+				// A Go timer, not waitUntil: thousands of clients must not
+				// each lock a thread in the kernel's sleep.
+				time.Sleep(time.Until(start.Add(time.Duration(float64(k) / spec.ConnectRate * float64(time.Second)))))
+			}
 			res.Downloads[k] = slowClient(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start)
 		}()
 	}

@@ -29,6 +29,11 @@ const (
 	KindHeaders = "headers"
 	// KindSilent connects, sends nothing, and closes HoldFor later.
 	KindSilent = "silent"
+	// KindIdle is an idle keep-alive connection: it sends one whole
+	// request for FastURL (HTTP/1.1, kept alive), reads its answer, then
+	// sends nothing more and closes HoldFor after connecting, unless the
+	// server closes it first (its keep-alive timeout).
+	KindIdle = "idle"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -49,7 +54,7 @@ const (
 // Holds reports whether a slow client of kind holds a connection open
 // rather than moving a body: it has no body, so the app keeps no record
 // of it, and it is never Complete.
-func Holds(kind string) bool { return kind == KindHeaders || kind == KindSilent }
+func Holds(kind string) bool { return kind == KindHeaders || kind == KindSilent || kind == KindIdle }
 
 // validateSlow names the first malformed slow-client field.
 func (s Spec) validateSlow() error {
@@ -66,7 +71,7 @@ func (s Spec) validateSlow() error {
 			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
 		}
 		return checkURL(s.UploadURL)
-	case KindHeaders, KindSilent:
+	case KindHeaders, KindSilent, KindIdle:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
 		}
@@ -74,7 +79,7 @@ func (s Spec) validateSlow() error {
 			return fmt.Errorf("load: HeaderGap %v: want above 0 and at most HoldFor (%v)", s.HeaderGap, s.HoldFor)
 		}
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent, KindIdle)
 	}
 	return nil
 }
@@ -91,8 +96,10 @@ func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) D
 	switch spec.SlowKind {
 	case KindUpload:
 		return upload(ctx, spec, id, runStart)
-	case KindHeaders, KindSilent:
+	case KindHeaders:
 		return hold(ctx, spec, id, runStart)
+	case KindSilent, KindIdle:
+		return quiet(ctx, spec, id, runStart)
 	}
 	return download(ctx, spec, id, runStart)
 }
@@ -161,30 +168,18 @@ func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 	return d
 }
 
-// hold opens a connection and holds it for HoldFor: silent, or sending a
-// header line every HeaderGap that never ends the request. Whatever the
+// hold opens a connection and holds it for HoldFor, sending a header line
+// every HeaderGap that never ends the request. Whatever the
 // server does meanwhile ends the hold early and is recorded: it answers
 // (Status), closes (EOF) or resets the connection. Bytes counts the bytes
 // sent.
 func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
-	u, err := url.Parse(spec.FastURL)
-	if err != nil {
-		d.Error = err.Error()
-		return d
-	}
-	dialCtx, cancel := context.WithTimeout(ctx, spec.HoldFor)
-	defer cancel()
-	conn, err := plainDialer.DialContext(dialCtx, "tcp", u.Host)
-	if err != nil {
-		d.Error = fmt.Sprintf("connect: %v", err)
+	conn, u, began := dialHeld(ctx, spec, &d)
+	if conn == nil {
 		return d
 	}
 	defer conn.Close()
-	began := time.Now()
-	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
-		d.LocalPort = a.Port
-	}
 	// The server's side: its first answer line, its close or its reset.
 	ended := make(chan serverEnd, 1)
 	go func() {
@@ -266,4 +261,94 @@ func statusOf(line string) int {
 		return -1
 	}
 	return code
+}
+
+// quiet holds a connection that sends nothing (KindSilent), or nothing
+// after one kept-alive request and its answer (KindIdle), until HoldFor
+// after connecting. It runs in one goroutine with a small buffer, so one
+// client holds ten thousand of them: a single read waits for the
+// server's close, reset or answer, and its deadline is the hold's end.
+// For KindIdle, Status is the answer's and Bytes the request's length.
+func quiet(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
+	conn, u, began := dialHeld(ctx, spec, &d)
+	if conn == nil {
+		return d
+	}
+	defer conn.Close()
+	conn.SetDeadline(began.Add(spec.HoldFor))
+	// The run's end (its context) ends the hold at once.
+	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })()
+	r := bufio.NewReaderSize(conn, quietBuffer)
+	if spec.SlowKind == KindIdle {
+		if err := idleRequest(conn, r, u, &d); err != nil {
+			d.Completion = time.Since(began)
+			d.Error = err.Error()
+			return d
+		}
+	}
+	line, err := r.ReadString('\n')
+	d.Completion = time.Since(began)
+	var ne net.Error
+	switch {
+	case line != "":
+		// The server answered the silence (an error status, or a timeout
+		// notice on an idle connection), or sent something else (-1).
+		d.Status = statusOf(line)
+	case errors.As(err, &ne) && ne.Timeout() && ctx.Err() == nil:
+		d.Held = true
+	case ctx.Err() != nil:
+		d.Error = ctx.Err().Error()
+	case !errors.Is(err, io.EOF):
+		d.Error = err.Error()
+	}
+	return d
+}
+
+// quietBuffer is a quiet connection's read buffer: an answer's header
+// lines pass through it; a response's header block may be longer.
+const quietBuffer = 512
+
+// idleRequest sends the one request of an idle keep-alive connection and
+// reads its answer, whole. An answer that did not come within the hold
+// is an error naming it.
+func idleRequest(conn net.Conn, r *bufio.Reader, u *url.URL, d *Download) error {
+	n, err := io.WriteString(conn, "GET "+u.RequestURI()+" HTTP/1.1\r\nHost: "+u.Host+"\r\n\r\n")
+	d.Bytes = int64(n)
+	if err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	resp, err := http.ReadResponse(r, nil)
+	if err != nil {
+		return fmt.Errorf("receive header: %w", err)
+	}
+	d.Status = resp.StatusCode
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return fmt.Errorf("receive body: %w", err)
+	}
+	return nil
+}
+
+// dialHeld opens a held connection to FastURL's host within HoldFor and
+// records its port in d; it returns the connection, the URL and when it
+// opened, or no connection and the failure in d.
+func dialHeld(ctx context.Context, spec Spec, d *Download) (net.Conn, *url.URL, time.Time) {
+	u, err := url.Parse(spec.FastURL)
+	if err != nil {
+		d.Error = err.Error()
+		return nil, nil, time.Time{}
+	}
+	dialCtx, cancel := context.WithTimeout(ctx, spec.HoldFor)
+	defer cancel()
+	conn, err := plainDialer.DialContext(dialCtx, "tcp", u.Host)
+	if err != nil {
+		d.Error = fmt.Sprintf("connect: %v", err)
+		return nil, nil, time.Time{}
+	}
+	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
+		d.LocalPort = a.Port
+	}
+	return conn, u, time.Now()
 }

@@ -9,7 +9,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -61,9 +63,9 @@ func TestUploadAnsweredEarly(t *testing.T) {
 
 // TestHeldOutcome holds a connection against a raw listener that ends it
 // its own way, and checks that the slow client names it, for slow headers
-// and silent connections both.
+// silent and idle keep-alive connections (answered first) all.
 func TestHeldOutcome(t *testing.T) {
-	for _, kind := range []string{KindHeaders, KindSilent} {
+	for _, kind := range []string{KindHeaders, KindSilent, KindIdle} {
 		for _, tc := range []struct {
 			name, want string
 			serve      func(c *net.TCPConn)
@@ -89,7 +91,14 @@ func TestHeldOutcome(t *testing.T) {
 			}},
 		} {
 			t.Run(kind+"/"+tc.name, func(t *testing.T) {
-				addr := rawServer(t, tc.serve)
+				serve := tc.serve
+				if kind == KindIdle {
+					serve = func(c *net.TCPConn) {
+						answer(t, c, "200 OK")
+						tc.serve(c)
+					}
+				}
+				addr := rawServer(t, serve)
 				spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(kind))
 				spec.HoldFor, spec.HeaderGap, spec.FastCount = 300*time.Millisecond, 20*time.Millisecond, 0
 				res, err := Run(context.Background(), spec)
@@ -100,10 +109,13 @@ func TestHeldOutcome(t *testing.T) {
 				assert.False(t, d.Complete())
 				if tc.want == OutcomeHeld {
 					assert.InDelta(t, 0.3, d.Completion.Seconds(), 0.05)
-					if kind == KindHeaders {
+					switch kind {
+					case KindHeaders:
 						assert.Greater(t, d.Bytes, int64(100), "a line every 20 ms for 300 ms")
-					} else {
+					case KindSilent:
 						assert.Zero(t, d.Bytes, "silent")
+					case KindIdle:
+						assert.Equal(t, http.StatusOK, d.Status, "its one request answered")
 					}
 				}
 			})
@@ -224,6 +236,130 @@ func TestStreamStampsEachEvent(t *testing.T) {
 }
 
 // rawServer accepts one connection on loopback and hands it to serve.
+// TestIdleUnanswered: an idle connection whose request the server never
+// answers, or answers with an error, is not a connection held.
+func TestIdleUnanswered(t *testing.T) {
+	for name, tc := range map[string]struct {
+		want, status string
+		serve        func(c *net.TCPConn)
+	}{
+		"503":    {want: OutcomeStatus, serve: func(c *net.TCPConn) { answer(t, c, "503 Service Unavailable"); c.Close() }},
+		"closed": {want: OutcomeRefused, serve: func(c *net.TCPConn) { c.CloseWrite(); time.Sleep(50 * time.Millisecond); c.Close() }},
+		"silent": {want: OutcomeTimeout, serve: func(c *net.TCPConn) { time.Sleep(time.Second); c.Close() }},
+	} {
+		t.Run(name, func(t *testing.T) {
+			spec := NewSpec("http://"+rawServer(t, tc.serve), "t", WithDownloads(1), WithSlowKind(KindIdle))
+			spec.HoldFor, spec.FastCount = 300*time.Millisecond, 0
+			res, err := Run(context.Background(), spec)
+			require.NoError(t, err)
+			d := res.Downloads[0]
+			assert.Equal(t, tc.want, d.Outcome(), "%+v", d)
+			assert.False(t, d.Held)
+		})
+	}
+}
+
+// TestQuietConnectionsAreCheap holds thousands of silent and idle
+// connections from one client against a Go server that keeps them, and
+// checks that each is held and costs the client little: the scale column
+// holds 10,000 in a 512 MiB client.
+func TestQuietConnectionsAreCheap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("opens 4,000 connections")
+	}
+	const n = 2000
+	for _, kind := range []string{KindSilent, KindIdle} {
+		addr := keepingServer(t, kind == KindIdle)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		spec := NewSpec("http://"+addr, "t", WithDownloads(n), WithSlowKind(kind))
+		spec.HoldFor, spec.FastCount, spec.ConnectRate = 2*time.Second, 0, 4000 // a 0.5 s ramp
+		var peak uint64
+		done := make(chan struct{})
+		go func() {
+			time.Sleep(spec.Ramp() + 500*time.Millisecond)
+			runtime.ReadMemStats(&after)
+			peak = after.HeapInuse + after.StackInuse - before.HeapInuse - before.StackInuse
+			close(done)
+		}()
+		res, err := Run(context.Background(), spec)
+		require.NoError(t, err)
+		<-done
+		held := 0
+		for _, d := range res.Downloads {
+			if d.Outcome() == OutcomeHeld {
+				held++
+			}
+		}
+		assert.Equal(t, n, held, "%s: every connection held to its end", kind)
+		perConn := float64(peak) / n
+		t.Logf("%s: %d connections, %.1f KiB each in the client (heap and stacks)", kind, n, perConn/1024)
+		assert.Less(t, perConn, 16.0*1024, "%s: 10,000 must fit the scale column's client", kind)
+		starts := []time.Duration{res.Downloads[0].Start, res.Downloads[n-1].Start}
+		// None starts early; a busy machine may start the last ones late.
+		span := starts[1] - starts[0]
+		assert.GreaterOrEqual(t, span.Seconds(), 0.95*spec.Ramp().Seconds(), "started over the ramp, not at once")
+		assert.Less(t, span, spec.Ramp()+time.Second)
+	}
+}
+
+// keepingServer keeps every connection open without a goroutine of its
+// own, having answered its request when answers is set, so that what the
+// client's connections cost is what the test measures.
+func keepingServer(t *testing.T, answers bool) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var kept []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range kept {
+			c.Close()
+		}
+	})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			kept = append(kept, c)
+			mu.Unlock()
+			if !answers {
+				continue
+			}
+			go func() {
+				buf := make([]byte, 512)
+				if n, _ := c.Read(buf); n > 0 {
+					fmt.Fprint(c, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nfast")
+				}
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// answer reads a request's header block from c and answers it with status
+// and a four-byte body, keeping the connection open.
+func answer(t *testing.T, c *net.TCPConn, status string) {
+	r := bufio.NewReader(c)
+	for {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			t.Errorf("read request: %v", err)
+			return
+		}
+		if l == "\r\n" {
+			break
+		}
+	}
+	fmt.Fprintf(c, "HTTP/1.1 %s\r\nContent-Length: 4\r\n\r\nfast", status)
+}
+
 func rawServer(t *testing.T, serve func(c *net.TCPConn)) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
