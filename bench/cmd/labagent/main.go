@@ -196,6 +196,7 @@ func runLoad(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	collectBeforeEncoding()
 	return json.NewEncoder(stdout).Encode(res)
 }
 
@@ -218,6 +219,13 @@ func quietGC() {
 
 const defaultGCLimit = 64 << 20
 
+// collectBeforeEncoding runs the collection quietGC held back, once the
+// measurement is over: the heap it let grow to half the container's limit
+// is mostly garbage, and the record's encoding must not add itself on top
+// (a sampler of 10,000 held connections was OOM-killed there, with one P
+// whose collector may take only half of it).
+func collectBeforeEncoding() { debug.FreeOSMemory() }
+
 func runProbe(args []string, stdout io.Writer) error {
 	if len(args) != 1 {
 		return errors.New("probe takes one argument, a probe.SamplerSpec as JSON")
@@ -234,6 +242,7 @@ func runProbe(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	collectBeforeEncoding()
 	return json.NewEncoder(stdout).Encode(series)
 }
 

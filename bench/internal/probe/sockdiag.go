@@ -68,6 +68,18 @@ func SocketsNetlink(ipv6 bool) ([]Socket, error) {
 // at a 50 ms tick).
 type Diag struct {
 	sh *nl.SocketHandle
+	// seen and addrs are kept between dumps: a dump of 20,000 sockets
+	// that built its own set and formatted two addresses a socket made
+	// megabytes of garbage a tick, which a sampler with its collector
+	// held back cannot afford.
+	seen  map[uint64]bool
+	addrs map[addrKey]string
+}
+
+// addrKey is an address as a dump gives it, with its family.
+type addrKey struct {
+	family uint8
+	a      [16]byte
 }
 
 // NewDiag opens the socket; Close closes it.
@@ -100,7 +112,14 @@ func (d *Diag) Sockets(ipv6 bool) ([]Socket, error) {
 		families = append(families, unix.AF_INET6)
 	}
 	var out []Socket
-	seen := map[uint64]bool{}
+	seen, addrs := map[uint64]bool{}, map[addrKey]string{}
+	if d != nil {
+		if d.seen == nil {
+			d.seen, d.addrs = map[uint64]bool{}, map[addrKey]string{}
+		}
+		clear(d.seen)
+		seen, addrs = d.seen, d.addrs
+	}
 	for _, fam := range families {
 		req := nl.NewNetlinkRequest(nl.SOCK_DIAG_BY_FAMILY, unix.NLM_F_DUMP)
 		req.AddData(diagRequest{Family: fam, States: diagStates})
@@ -111,7 +130,7 @@ func (d *Diag) Sockets(ipv6 bool) ([]Socket, error) {
 		}
 		var perr error
 		err := req.ExecuteIter(unix.NETLINK_INET_DIAG, nl.SOCK_DIAG_BY_FAMILY, func(msg []byte) bool {
-			s, err := parseDiagMsg(msg)
+			s, err := parseDiagMsg(msg, addrs)
 			if err != nil {
 				perr = err
 				return false
@@ -143,16 +162,23 @@ func (d *Diag) Sockets(ipv6 bool) ([]Socket, error) {
 }
 
 // parseDiagMsg decodes a struct inet_diag_msg: ports and addresses in
-// network order, the rest in the host's.
-func parseDiagMsg(b []byte) (Socket, error) {
+// network order, the rest in the host's. addrs caches the addresses'
+// text (a pod's sockets share a handful of addresses).
+func parseDiagMsg(b []byte, addrs map[addrKey]string) (Socket, error) {
 	if len(b) < sizeofDiagMsg {
 		return Socket{}, fmt.Errorf("probe: sock_diag message of %d bytes, want at least %d", len(b), sizeofDiagMsg)
 	}
 	addr := func(a []byte) string {
-		if b[0] == unix.AF_INET6 {
-			return netip.AddrFrom16([16]byte(a)).String()
+		k := addrKey{family: b[0], a: [16]byte(a)}
+		if t, ok := addrs[k]; ok {
+			return t
 		}
-		return netip.AddrFrom4([4]byte(a[:4])).String()
+		t := netip.AddrFrom4([4]byte(a[:4])).String()
+		if b[0] == unix.AF_INET6 {
+			t = netip.AddrFrom16([16]byte(a)).String()
+		}
+		addrs[k] = t
+		return t
 	}
 	st := TCPState(b[1])
 	s := Socket{

@@ -113,23 +113,23 @@ func TestParseDiagMsg(t *testing.T) {
 		return b
 	}
 	lo4 := []byte{127, 0, 0, 1}
-	got, err := parseDiagMsg(msg(unix.AF_INET, uint8(StateEstablished), 8000, 41668, lo4, lo4, 7, 0x4A000, 223457))
+	got, err := parseDiagMsg(msg(unix.AF_INET, uint8(StateEstablished), 8000, 41668, lo4, lo4, 7, 0x4A000, 223457), map[addrKey]string{})
 	require.NoError(t, err)
 	assert.Equal(t, Socket{LocalIP: "127.0.0.1", LocalPort: 8000, RemoteIP: "127.0.0.1", RemotePort: 41668,
 		State: StateEstablished, StateName: "ESTABLISHED", RxQueueBytes: 7, TxQueueBytes: 0x4A000, Inode: 223457}, got)
 
-	got, err = parseDiagMsg(msg(unix.AF_INET, uint8(StateListen), 8000, 0, lo4, make([]byte, 4), 2, 2048, 223456))
+	got, err = parseDiagMsg(msg(unix.AF_INET, uint8(StateListen), 8000, 0, lo4, make([]byte, 4), 2, 2048, 223456), map[addrKey]string{})
 	require.NoError(t, err)
 	assert.Equal(t, Socket{LocalIP: "127.0.0.1", LocalPort: 8000, RemoteIP: "0.0.0.0",
 		State: StateListen, StateName: "LISTEN", AcceptQueue: 2, Inode: 223456}, got, "a listener's wqueue is its backlog limit, not bytes")
 
 	lo6 := net.IPv6loopback
-	got, err = parseDiagMsg(msg(unix.AF_INET6, uint8(StateEstablished), 8080, 0xB3A2, lo6, lo6, 0, 256, 31337))
+	got, err = parseDiagMsg(msg(unix.AF_INET6, uint8(StateEstablished), 8080, 0xB3A2, lo6, lo6, 0, 256, 31337), map[addrKey]string{})
 	require.NoError(t, err)
 	assert.Equal(t, "::1", got.LocalIP)
 	assert.EqualValues(t, 256, got.TxQueueBytes)
 
-	_, err = parseDiagMsg(make([]byte, 40))
+	_, err = parseDiagMsg(make([]byte, 40), map[addrKey]string{})
 	assert.ErrorContains(t, err, "40 bytes")
 }
 
