@@ -22,6 +22,16 @@ type Hardening struct {
 	Why string `json:"why"`
 }
 
+// OpenFiles is every role's open-file limit (RLIMIT_NOFILE, soft and
+// hard): pinned, so that a step of 10,000 held connections (a client's
+// 10,000 sockets and a few; a server's share) meets the servers' own
+// limits, not whatever the Docker daemon hands down (1,024 soft on some
+// hosts). It stays under the daemon's own hard limit, which a container
+// cannot exceed without CAP_SYS_RESOURCE on the host: 20,000 on the lab's
+// machines. A Kubernetes pod cannot set it: its containers get their
+// runtime's.
+const OpenFiles = 16384
+
 // Nobody is Debian's unprivileged user and group.
 const Nobody = "65534:65534"
 

@@ -1,8 +1,10 @@
 package stack
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/ory/dockertest/v3"
 	dc "github.com/ory/dockertest/v3/docker"
@@ -28,15 +30,27 @@ func Harden(role string, opts *dockertest.RunOptions) *dockertest.RunOptions {
 
 // HardenHost applies the rest of role's hardening to the host config: all
 // capabilities dropped (CapAdd gives back the kept ones), a read-only root
-// filesystem with its tmpfs paths, and its pids limit.
+// filesystem with its tmpfs paths, its pids limit and the lab's
+// open-file limit (podspec.OpenFiles).
 func HardenHost(role string) func(*dc.HostConfig) {
 	h := hardening(role)
 	return func(hc *dc.HostConfig) {
 		hc.CapDrop = []string{"ALL"}
+		hc.Ulimits = []dc.ULimit{{Name: "nofile", Soft: podspec.OpenFiles, Hard: podspec.OpenFiles}}
 		hc.ReadonlyRootfs = true
 		hc.Tmpfs = maps.Clone(h.Tmpfs)
 		hc.PidsLimit = h.PidsLimit
 	}
+}
+
+// explainStart names the cause of a container that could not start for
+// its open-file limit: the daemon's own is below podspec.OpenFiles.
+func explainStart(err error) error {
+	if err != nil && strings.Contains(err.Error(), "setting rlimit") {
+		return fmt.Errorf("the Docker daemon cannot give a container %d open files (podspec.OpenFiles): its own hard limit is lower; raise dockerd's LimitNOFILE to at least %d: %w",
+			podspec.OpenFiles, podspec.OpenFiles, err)
+	}
+	return err
 }
 
 func hardening(role string) podspec.Hardening {

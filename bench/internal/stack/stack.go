@@ -242,7 +242,7 @@ func (p *Pod) run(t TB, opts *dockertest.RunOptions, mods ...func(*dc.HostConfig
 			hc.PublishAllPorts = false
 		})...)
 		if err != nil {
-			return "", fmt.Errorf("stack: start %s container: %w", role, err)
+			return "", fmt.Errorf("stack: start %s container: %w", role, explainStart(err))
 		}
 		return r.Container.ID, nil
 	}, func(id string) { removeContainer(p.pool.Client, id) })

@@ -74,7 +74,7 @@ func runOnce(s *Session, role, condition, ref string, cmd, env []string, wait ti
 			Labels: s.labels(role, condition, 0), Name: s.name(role, condition, 0),
 		}), HardenHost(role), func(hc *dc.HostConfig) { hc.NetworkMode = "none"; hc.PublishAllPorts = false })
 		if err != nil {
-			return "", err
+			return "", explainStart(err)
 		}
 		return r.Container.ID, nil
 	}, func(id string) { removeContainer(pool.Client, id) }); err != nil {
