@@ -9,6 +9,7 @@
 package engine
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -94,8 +95,13 @@ type Condition struct {
 	// slow downloads, or the slow clients SlowKind names.
 	Downloads int
 	// SlowKind is what the slow clients do: load.KindRead ("" too),
-	// load.KindUpload, load.KindHeaders or load.KindSilent.
+	// load.KindUpload, load.KindHeaders, load.KindSilent or load.KindIdle.
 	SlowKind string
+	// ConnectRate, when above 0, opens the slow clients this many a
+	// second instead of all at once (load.Spec.ConnectRate), within
+	// load.MaxRamp; /fast then starts, and every held connection is held
+	// until, DefaultHoldFor after the last opened.
+	ConnectRate float64
 	// BodyBytes is each download's size, passed to the app as ?size=
 	// (an upload's: its body's size).
 	BodyBytes int64
@@ -114,6 +120,10 @@ type Condition struct {
 	// than article A's, so that the client's own CPU never sets the
 	// figures (engine.ClientCPUsFor).
 	ClientCPUs float64
+	// ClientMemory, when above 0, is the client container's memory limit
+	// in bytes instead of podspec.DefaultClientMemory (with ClientCPUs):
+	// for thousands of held connections, up to MaxClientMemory.
+	ClientMemory int64
 	// MinRuns is the fewest runs the condition takes whatever LAB_RUNS
 	// says, 0 to MaxRuns (0: LAB_RUNS alone); for a condition whose runs
 	// are bimodal, so that the median of its runs is not a coin toss.
@@ -165,8 +175,12 @@ func (c Condition) Runs(runs int) int { return max(runs, c.MinRuns) }
 
 // Limits of a Condition's load.
 const (
+	// MaxDownloads bounds the slow clients that move a body; MaxHeldConns
+	// bounds those that hold a connection (load.Holds).
 	MaxDownloads = MaxScaleReaders
-	MaxBodyBytes = 1 << 30 // the app's own cap on ?size=
+	// MaxClientMemory bounds ClientMemory.
+	MaxClientMemory = 1 << 30
+	MaxBodyBytes    = 1 << 30 // the app's own cap on ?size=
 	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
 	// app and the sampler need theirs.
 	MaxClientCPUs = 1
@@ -177,14 +191,21 @@ const (
 )
 
 // slowKinds are the accepted SlowKinds.
-var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent}
+var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle}
 
 // reads is whether c's slow clients are slow readers (downloads).
 func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
 
 // paced is whether c's slow clients move a body at a rate.
-func (c Condition) paced() bool {
-	return c.SlowKind != load.KindHeaders && c.SlowKind != load.KindSilent
+func (c Condition) paced() bool { return !load.Holds(c.SlowKind) }
+
+// maxSlowClients is how many slow clients c may run: MaxHeldConns of a
+// kind that holds a connection, else MaxDownloads.
+func (c Condition) maxSlowClients() int {
+	if load.Holds(c.SlowKind) {
+		return MaxHeldConns
+	}
+	return MaxDownloads
 }
 
 // Validate names the first malformed field, its value and what is accepted.
@@ -196,10 +217,14 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Server has no command", c.ID)
 	case c.Path.ID == "" || (c.Path.ID == Direct.ID) != (c.Path.Proxy == nil):
 		return fmt.Errorf("engine: condition %s: Path %q: want direct (no proxy) or an NGINX path with its config", c.ID, c.Path.ID)
-	case c.Downloads < 0 || c.Downloads > MaxDownloads:
-		return fmt.Errorf("engine: condition %s: Downloads %d: want 0 to %d", c.ID, c.Downloads, MaxDownloads)
 	case !slices.Contains(slowKinds, c.SlowKind):
 		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
+	case c.Downloads < 0 || c.Downloads > c.maxSlowClients():
+		return fmt.Errorf("engine: condition %s: Downloads %d: want 0 to %d (slow clients of kind %q)", c.ID, c.Downloads, c.maxSlowClients(), c.SlowKind)
+	case c.ConnectRate < 0 || (c.ConnectRate > 0 && float64(c.Downloads)/c.ConnectRate > load.MaxRamp.Seconds()):
+		return fmt.Errorf("engine: condition %s: ConnectRate %g: want 0 (all at once) or a rate that opens its %d slow clients within %v", c.ID, c.ConnectRate, c.Downloads, load.MaxRamp)
+	case c.ClientMemory < 0 || c.ClientMemory > MaxClientMemory || (c.ClientMemory > 0 && c.ClientCPUs == 0):
+		return fmt.Errorf("engine: condition %s: ClientMemory %d: want 0 (%d) or up to %d bytes, with ClientCPUs", c.ID, c.ClientMemory, podspec.DefaultClientMemory, MaxClientMemory)
 	case c.Downloads > 0 && c.paced() && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
 	case c.Downloads > 0 && c.SlowKind == load.KindUpload && c.Path.Proxy != nil && c.Path.Proxy.Kind == proxy.KindNginx && c.BodyBytes > nginxconf.ClientMaxBodyBytes:
@@ -258,7 +283,7 @@ func (c Condition) Pod(imageRef string) podspec.Config {
 		opts = append(opts, podspec.WithProxyLimits(*c.ProxyLimits))
 	}
 	if c.ClientCPUs > 0 {
-		opts = append(opts, podspec.WithClientLimits(podspec.Limits{CPUs: c.ClientCPUs, Memory: podspec.DefaultClientMemory}))
+		opts = append(opts, podspec.WithClientLimits(podspec.Limits{CPUs: c.ClientCPUs, Memory: cmp.Or(c.ClientMemory, podspec.DefaultClientMemory)}))
 	}
 	return podspec.New(imageRef, opts...)
 }
@@ -280,6 +305,13 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 	}
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests
+	}
+	if c.ConnectRate > 0 {
+		// /fast starts once the last connection is open, and each is held
+		// until DefaultHoldFor after that.
+		s.ConnectRate = c.ConnectRate
+		s.FastOffset += s.Ramp()
+		s.HoldFor += s.Ramp()
 	}
 	if t := c.Target; t != nil {
 		s.FastURL, s.FastBodyBytes, s.FastStatus = base+t.FastPath, load.AnyLength, t.FastStatus

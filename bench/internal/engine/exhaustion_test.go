@@ -2,7 +2,10 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
+	"time"
+	"wsgilab/bench/internal/load"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,12 +48,13 @@ func TestExhaustionTable(t *testing.T) {
 }
 
 // TestScaleTable: every protecting row steps from 16 to 1,024 slow mobile
-// readers, each step a valid condition that may exhaust memory; make
-// test's step is one of them.
+// readers and from 16 to 10,000 silent and idle connections, each step a
+// valid condition that may exhaust memory and whose load is bounded in
+// time; make test's step is one of them.
 func TestScaleTable(t *testing.T) {
 	cs := ScaleTable()
 	require.NoError(t, ValidateAll(cs))
-	assert.Len(t, cs, len(ScaleRows)*len(ScaleSteps))
+	assert.Len(t, cs, len(ScaleRows)*(len(ScaleSteps)+2*len(ConnSteps)))
 	var rows []string
 	for _, r := range ScaleRows {
 		rows = append(rows, r.Row.ID+"@"+r.Path.ID)
@@ -58,14 +62,29 @@ func TestScaleTable(t *testing.T) {
 	assert.Equal(t, []string{"gunicorn-sync-2@nginx-on", "gunicorn-sync-2@caddy-buffered", "gunicorn-sync-2@lighttpd",
 		"gunicorn-sync-2@varnish", "gunicorn-gevent-2@direct", "gunicorn-uvicorn-2@direct", "uvicorn-2@direct",
 		"uwsgi-2-file-offload-2@direct"}, rows)
+	assert.Equal(t, []int{16, 64, 256, 1024, 4096, 10000}, ConnSteps)
 	for _, c := range cs {
 		assert.True(t, c.MayExhaust, c.ID)
-		assert.Equal(t, Mobile, c.TCP, c.ID)
-		assert.EqualValues(t, ScaleBodyBytes, c.BodyBytes, c.ID)
-		assert.LessOrEqual(t, float64(c.BodyBytes)/c.ReadRate, 30.0, "%s: a reader reads its body in about 30 s at most", c.ID)
+		s := c.Load("http://127.0.0.1:8080", "x")
+		require.NoError(t, s.Validate(), c.ID)
+		if strings.HasPrefix(c.ID, ScaleRead.ID+"-") {
+			assert.Equal(t, Mobile, c.TCP, c.ID)
+			assert.EqualValues(t, ScaleBodyBytes, c.BodyBytes, c.ID)
+			assert.LessOrEqual(t, float64(c.BodyBytes)/c.ReadRate, 30.0, "%s: a reader reads its body in about 30 s at most", c.ID)
+			continue
+		}
+		// A connection step: every connection is open before /fast starts
+		// and held past its last request.
+		assert.True(t, load.Holds(c.SlowKind), c.ID)
+		last := s.FastOffset + time.Duration(s.FastCount-1)*time.Second/time.Duration(s.FastRate)
+		assert.Greater(t, s.FastOffset, s.Ramp(), c.ID)
+		assert.Greater(t, s.Ramp()+s.HoldFor, last, "%s: the last connection is held past /fast's last request", c.ID)
+		assert.LessOrEqual(t, (s.Ramp() + s.HoldFor).Seconds(), 30.0, "%s: a run's load ends within about 30 s", c.ID)
+		assert.Greater(t, s.HoldFor, last, "%s: the first connection too", c.ID)
+		assert.EqualValues(t, ConnClientMemory, c.Pod("x").Client.Memory, c.ID)
 	}
 	ci := ScaleCIStep()
 	assert.True(t, slices.ContainsFunc(cs, func(c Condition) bool { return c.ID == ci.ID && c.sameCell(ci) }), ci.ID)
-	assert.Equal(t, "scale-uvicorn-2-direct-256", ci.ID)
+	assert.Equal(t, "scale-read-uvicorn-2-direct-256", ci.ID)
 	assert.Equal(t, 16, MatrixStepLimit, "the matrix's own capacity steps stop where the scale column starts")
 }

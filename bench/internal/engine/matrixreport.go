@@ -59,16 +59,18 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		m.Rows = append(m.Rows, row)
 		stepped = stepped || len(row.Capacity) > 0
 	}
-	for _, sr := range ScaleRows {
-		c := capacity(ScaleRead, Scale(sr), byID)
-		if c == nil {
-			continue
-		}
-		c.Path = sr.Path.ID
-		for i := range m.Rows {
-			if m.Rows[i].ID == sr.Row.ID && !m.Rows[i].Stack {
-				m.Rows[i].Capacity = append(m.Rows[i].Capacity, *c)
-				stepped = true
+	for _, col := range ScaleColumns {
+		for _, sr := range ScaleRows {
+			c := capacity(col.Column, Scale(col, sr), byID)
+			if c == nil {
+				continue
+			}
+			c.Path = sr.Path.ID
+			for i := range m.Rows {
+				if m.Rows[i].ID == sr.Row.ID && !m.Rows[i].Stack {
+					m.Rows[i].Capacity = append(m.Rows[i].Capacity, *c)
+					stepped = true
+				}
 			}
 		}
 	}
@@ -133,7 +135,7 @@ func capacity(col Column, steps []CapacityStep, byID map[string]report.Condition
 		c.Steps = append(c.Steps, report.CapacityStep{Clients: st.Clients, Condition: s.ID, Class: verdict.Class(s), P95Ms: s.P95Ms,
 			ClientCPUs: s.ClientCPUs, LagMaxMs: s.LagMaxMs, ClientThrottledShare: s.ThrottledShare["client"],
 			AppMemoryPeakMiB: s.AppMemoryPeakMiB, ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB,
-			AppCPUPercent: s.AppCPUPercent, ClientCPUPercent: s.ClientCPUPercent, OOMKilled: s.OOMKilled})
+			AppCPUPercent: s.AppCPUPercent, ClientCPUPercent: s.ClientCPUPercent, OOMKilled: s.OOMKilled, SlowOutcomes: s.SlowOutcomes})
 	}
 	if len(c.Steps) < 2 {
 		return nil

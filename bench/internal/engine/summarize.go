@@ -76,6 +76,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	}
 
 	var writes, completions []float64
+	// The first few slow clients of a kind of failure are named, the rest
+	// counted: a step of 10,000 held connections can fail them all.
+	unserved, unrecorded := 0, 0
 	for _, d := range res.Downloads {
 		w, found := rec.Writes[d.ID]
 		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Kind: d.Kind, Status: d.Status,
@@ -93,10 +96,14 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		recorded := !load.Holds(d.Kind) && c.Target == nil
 		switch {
 		case !d.Served():
-			failures = append(failures, fmt.Sprintf("slow client %s %s: status %d, %d of %d bytes, %s",
-				d.ID, row.Outcome, d.Status, d.Bytes, d.Expected, d.Error))
+			if unserved++; unserved <= namedClients {
+				failures = append(failures, fmt.Sprintf("slow client %s %s: status %d, %d of %d bytes, %s",
+					d.ID, row.Outcome, d.Status, d.Bytes, d.Expected, d.Error))
+			}
 		case recorded && (!found || !w.Complete):
-			problems = append(problems, fmt.Sprintf("slow client %s has no complete record in the app", d.ID))
+			if unrecorded++; unrecorded <= namedClients {
+				problems = append(problems, fmt.Sprintf("slow client %s has no complete record in the app", d.ID))
+			}
 		default:
 			run.DownloadsComplete++
 		}
@@ -104,6 +111,12 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 			writes = append(writes, row.WriteS)
 		}
 		completions = append(completions, row.CompletionS)
+	}
+	if more := unserved - namedClients; more > 0 {
+		failures = append(failures, fmt.Sprintf("and %d more slow clients not served", more))
+	}
+	if more := unrecorded - namedClients; more > 0 {
+		problems = append(problems, fmt.Sprintf("and %d more slow clients without a complete record in the app", more))
 	}
 	if len(res.Downloads) != c.Downloads {
 		problems = append(problems, fmt.Sprintf("%d slow clients ran, the condition asks for %d", len(res.Downloads), c.Downloads))
@@ -392,3 +405,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 	}
 }
+
+// namedClients is how many slow clients of one kind of failure a run's
+// summary names; the rest it counts.
+const namedClients = 5

@@ -37,7 +37,7 @@ var sectionIDs = []string{"claims", "article-a-table", "p95-chart", "timelines",
 
 // fixtureCharts is every data-chart figure the fixture's page must have.
 func fixtureCharts() []string {
-	charts := []string{"p95", "write-completion", "waits", "throughput", "scale"}
+	charts := []string{"p95", "write-completion", "waits", "throughput", "scale-read"}
 	for _, c := range fixtureConditions {
 		charts = append(charts, "timeline-"+c)
 	}
@@ -237,7 +237,7 @@ func TestArticleBOnly(t *testing.T) {
 		assert.Contains(t, text(s.sections[id]), "article A was not measured in this run", "section #%s", id)
 	}
 	assert.Contains(t, text(s.sections["waits"]), "not measured in this run")
-	checkPage(t, page, []string{"throughput", "scale"})
+	checkPage(t, page, []string{"throughput", "scale-read"})
 }
 
 func TestMissingOptionalFiles(t *testing.T) {
@@ -257,7 +257,7 @@ func TestMissingOptionalFiles(t *testing.T) {
 	assert.Contains(t, text(s.sections["tests"]), "no test.json")
 	// What conditions.json alone gives stays: the waits come from its
 	// summaries, not from runs.json.
-	checkPage(t, page, []string{"p95", "write-completion", "waits", "scale"})
+	checkPage(t, page, []string{"p95", "write-completion", "waits", "scale-read"})
 }
 
 func TestOnlyThroughputMissing(t *testing.T) {

@@ -136,13 +136,13 @@ func buildMatrix(m *report.Matrix) matrixView {
 	return v
 }
 
-// capacityRows are every row's stepped columns but the scale column,
-// which has its own section (buildScale).
+// capacityRows are every row's stepped columns but the scale columns,
+// which have their own sections (buildScale).
 func capacityRows(m *report.Matrix) []capacityRow {
 	var out []capacityRow
 	for _, r := range m.Rows {
 		for _, c := range r.Capacity {
-			if c.Column == scaleColumn {
+			if isScaleColumn(c.Column) {
 				continue
 			}
 			declared := "none under the step limit"

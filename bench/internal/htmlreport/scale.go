@@ -13,14 +13,36 @@ import (
 	"wsgilab/bench/internal/report"
 )
 
-// The scale column (matrix.json's capacities under "scale-read"): each
-// protecting setup's bracket, and what each step cost against its slow
-// readers.
+// The scale table (matrix.json's capacities under the scale columns):
+// each protecting setup's bracket, and what each step cost.
 
-// scaleColumn is the scale column's id in matrix.json (engine.ScaleRead).
-const scaleColumn = "scale-read"
+// scaleColumn describes one scale column (engine.ScaleColumns) on the
+// page.
+type scaleColumn struct {
+	ID, Heading, Intro string
+	// Axis names the x axis: what the steps count.
+	Axis string
+}
+
+// scaleColumns are the scale columns in page order.
+var scaleColumns = []scaleColumn{
+	{"scale-read", "Hundreds of slow mobile readers",
+		"Each protecting setup stepped from 16 to 1,024 slow mobile readers (384 KiB read at 16 KiB/s under a 64 KiB send-buffer ceiling); its bracket is the largest step held and the smallest broken.",
+		"concurrent slow readers"},
+	{"scale-silent", "Thousands of silent connections",
+		"Each protecting setup stepped from 16 to 10,000 connections that send nothing, opened 2,500 a second and held 9.5 s after the last, while /fast runs.",
+		"silent connections"},
+	{"scale-idle", "Thousands of idle keep-alive connections",
+		"Each protecting setup stepped from 16 to 10,000 keep-alive connections idle after one answered request, opened 1,000 a second and held 9.5 s after the last (unless the server closes them first), while /fast runs.",
+		"idle keep-alive connections"},
+}
+
+func isScaleColumn(id string) bool {
+	return slices.ContainsFunc(scaleColumns, func(c scaleColumn) bool { return c.ID == id })
+}
 
 type scaleView struct {
+	scaleColumn
 	Missing string
 	Charts  chartsView
 	Rows    []scaleRow
@@ -36,14 +58,14 @@ type scaleSetup struct {
 	c    report.Capacity
 }
 
-func scaleSetups(m *report.Matrix) []scaleSetup {
+func scaleSetups(m *report.Matrix, column string) []scaleSetup {
 	if m == nil {
 		return nil
 	}
 	var out []scaleSetup
 	for _, r := range m.Rows {
 		for _, c := range r.Capacity {
-			if c.Column == scaleColumn {
+			if c.Column == column {
 				out = append(out, scaleSetup{r.ID + " · " + c.Path, c})
 			}
 		}
@@ -51,12 +73,22 @@ func scaleSetups(m *report.Matrix) []scaleSetup {
 	return out
 }
 
-func buildScale(m *report.Matrix) scaleView {
-	setups := scaleSetups(m)
-	if len(setups) == 0 {
-		return scaleView{Missing: "no setup was stepped under the scale column in this series (make repro steps every one)"}
+// buildScale is a view per scale column.
+func buildScale(m *report.Matrix) []scaleView {
+	var out []scaleView
+	for _, col := range scaleColumns {
+		out = append(out, buildScaleColumn(m, col))
 	}
-	var v scaleView
+	return out
+}
+
+func buildScaleColumn(m *report.Matrix, col scaleColumn) scaleView {
+	v := scaleView{scaleColumn: col}
+	setups := scaleSetups(m, col.ID)
+	if len(setups) == 0 {
+		v.Missing = "no setup was stepped under this column in this series (make repro steps every one)"
+		return v
+	}
 	for _, s := range setups {
 		var steps []string
 		for _, st := range s.c.Steps {
@@ -70,6 +102,9 @@ func buildScale(m *report.Matrix) scaleView {
 			if mem := stepMemory(st); mem > 0 {
 				t += fmt.Sprintf(", %s MiB", num(mem))
 			}
+			if o := outcomesText(st.SlowOutcomes); o != "" && col.ID != "scale-read" {
+				t += ", " + o
+			}
 			if st.ClientCPUPercent != nil {
 				t += fmt.Sprintf(", client %s %% of a core", num(*st.ClientCPUPercent))
 			}
@@ -77,7 +112,7 @@ func buildScale(m *report.Matrix) scaleView {
 		}
 		v.Rows = append(v.Rows, scaleRow{Setup: s.name, Bracket: s.c.Text, Steps: strings.Join(steps, "; ")})
 	}
-	v.Charts = scaleCharts(setups)
+	v.Charts = scaleCharts(col, setups)
 	return v
 }
 
@@ -96,10 +131,10 @@ func stepMemory(st report.CapacityStep) float64 {
 
 // scaleCharts plot /fast p95 and the memory a setup's protection cost
 // against its concurrent slow readers, both axes logarithmic.
-func scaleCharts(setups []scaleSetup) chartsView {
-	fig := figure{Name: "scale", Title: "Slow mobile readers: /fast p95 and memory against concurrent readers",
-		Caption: "Each step's median over its valid runs; a step with no valid run (a reader cut, the OOM killer) is not drawn, and the bracket above says where it broke. Memory is the front door's container peak behind a proxy (NGINX's temp files included, as its tmpfs counts), else the app's."}
-	lat, mem := newPlot("", "/fast p95"), newPlot("concurrent slow readers", "memory (MiB)")
+func scaleCharts(col scaleColumn, setups []scaleSetup) chartsView {
+	fig := figure{Name: col.ID, Title: col.Heading + ": /fast p95 and memory against " + col.Axis,
+		Caption: "Each step's median over its valid runs; a step with no valid run (a client cut or refused, the OOM killer) is not drawn, and the bracket above says where it broke. Memory is the front door's container peak behind a proxy (NGINX's temp files included, as its tmpfs counts), else the app's."}
+	lat, mem := newPlot("", "/fast p95"), newPlot(col.Axis, "memory (MiB)")
 	leg := newLegend()
 	loP, hiP, loM, hiM, loN, hiN := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
 	var steps stepTicks
@@ -135,7 +170,7 @@ func scaleCharts(setups []scaleSetup) chartsView {
 		}
 	}
 	if hiP == 0 {
-		return chartsView{Missing: "no step of the scale column has a valid run to draw"}
+		return chartsView{Missing: "no step of this column has a valid run to draw"}
 	}
 	plots := []*plot.Plot{lat, mem}
 	if hiM == 0 { // no step observed memory: the latency alone
@@ -168,4 +203,24 @@ func (s stepTicks) Ticks(lo, hi float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// outcomesText is a step's slow clients by outcome, most first: "8096
+// closed, 1904 held".
+func outcomesText(o map[string]int) string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		if o[a] != o[b] {
+			return o[b] - o[a]
+		}
+		return strings.Compare(a, b)
+	})
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%d %s", o[k], k))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -29,7 +29,7 @@ type page struct {
 	Sweep           sweepView
 	Matrix          matrixView
 	Exhaustion      exhaustionView
-	Scale           scaleView
+	Scale           []scaleView
 	Stacks          []stackView
 	ArticleB        articleBView
 	Env             envView

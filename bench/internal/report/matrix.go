@@ -242,4 +242,8 @@ type CapacityStep struct {
 	AppCPUPercent      *float64 `json:"app_cpu_percent,omitempty"`
 	ClientCPUPercent   *float64 `json:"client_cpu_percent,omitempty"`
 	OOMKilled          []string `json:"oom_killed,omitempty"`
+	// SlowOutcomes counts the slow clients of the sound runs by outcome
+	// (load.Download.Outcome): what a step's thousands of connections
+	// got, held or closed by a server at its limit.
+	SlowOutcomes map[string]int `json:"slow_outcomes,omitempty"`
 }
