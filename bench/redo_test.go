@@ -39,6 +39,10 @@ const (
 // redoRuns is how many runs each series takes of each condition.
 const redoRuns = 2
 
+// redoKeptRatio bounds the ratio of the kept runs' median p95 to the
+// quiet series' (TestRedo/burner).
+const redoKeptRatio = 2
+
 // redoConditions are the idle cells most sensitive to a busy host (the
 // make test of issue 30 doubled them): direct-0dl and nginx-on-2dl.
 func redoConditions(t *testing.T) []engine.Condition {
@@ -175,10 +179,14 @@ func TestRedo(t *testing.T) {
 			}
 			// The kept runs' p95 against the quiet series': a single idle
 			// run's p95 lies within 1.13 - 1.80 ms on a quiet host (50-run
-			// series), a median of two within 1.25 - 1.55 ms; the ratio
-			// of two medians may move 1.25x, so 1.5x is the margin.
+			// series), a median of two within 1.25 - 1.55 ms. A run redone
+			// right after the burner may run a little slow and still be
+			// within the rule (direct-0dl at 3.06 ms, its client 1.96 ms
+			// late: a median of two 1.53x the quiet one, on an AMD EPYC,
+			// 2026-12-03), so 2x is the margin; a run beside the burner,
+			// the rule's to catch, is judged by disturb.Judge above.
 			q, k := medianP95(quiet[c.ID]), medianP95(kept[c.ID])
-			assert.LessOrEqual(t, logRatio(k, q), math.Log(1.5), "%s: kept p95 %.2f ms against quiet %.2f ms", c.ID, k, q)
+			assert.LessOrEqual(t, logRatio(k, q), math.Log(redoKeptRatio), "%s: kept p95 %.2f ms against quiet %.2f ms", c.ID, k, q)
 		}
 		// The same verdicts hold on both series.
 		for _, s := range []*labrun.Lab{quietLab, l} {

@@ -64,12 +64,31 @@ func TestTempFitPredictsEachCellFromTheOthers(t *testing.T) {
 	early := fit[2]
 	early.WriteS = 3
 	wrongCut := full
-	wrongCut.RunsSound, wrongCut.CutMin, wrongCut.CutMax = 3, 2, 3 // 2, 2 and 3 readers cut: not as predicted in every run
+	wrongCut.RunsSound, wrongCut.CutMin, wrongCut.CutMax = 3, 1, 3 // 1, 2 and 3 readers cut: fewer than predicted in one run
 	off := fit[1]
 	off.TempfilePeakMiB = report.Float(30)
 	l = article.Fit(fit, []report.Condition{early, wrongCut, off})
 	for _, c := range l.Cells {
 		assert.False(t, c.Right, "%+v", c)
+	}
+}
+
+// One reader past the predicted cut is within the room's slack; two are
+// not.
+func TestTempCutSlack(t *testing.T) {
+	fit := []report.Condition{
+		onCond("nginx-on-2dl", 2, 16*mib, report.Float(25.2), 0.1, map[string]int{"complete": 2}),
+		onCond("t24", 2, 24*mib, report.Float(41.6), 0.1, map[string]int{"complete": 2}),
+	}
+	full := onCond("full", 8, 16*mib, nil, 0, map[string]int{"complete": 6, "truncated": 2})
+	for _, tc := range []struct {
+		lo, hi int
+		right  bool
+	}{{2, 2, true}, {2, 3, true}, {3, 3, true}, {2, 4, false}, {1, 2, false}} {
+		c := full
+		c.RunsSound, c.CutMin, c.CutMax = 3, tc.lo, tc.hi
+		l := article.Fit(append(fit, c), []report.Condition{c})
+		assert.Equal(t, tc.right, l.Cells[0].Right, "cut %d to %d against 2 predicted", tc.lo, tc.hi)
 	}
 }
 
