@@ -21,6 +21,15 @@ const (
 	DefaultUpstream        = "127.0.0.1:8000"
 	DefaultTempPath        = "/tmp/nginx-proxy-temp"
 	DefaultWorkerProcesses = "auto" // Debian's nginx.conf default
+	// DefaultWorkerConnections is NGINX's own default worker_connections
+	// (Debian's nginx.conf says 768; the lab's template has always said
+	// NGINX's 1024).
+	DefaultWorkerConnections = 1024
+	// MinWorkerConnections and MaxWorkerConnections bound
+	// WorkerConnections: a worker needs a few for its listeners and
+	// upstreams, and the lab's containers get podspec's 16,384 files.
+	MinWorkerConnections = 16
+	MaxWorkerConnections = 16384
 	// ConfPath is where the rendered config lands in the proxy container.
 	ConfPath = "/tmp/nginx.conf"
 	// ClientMaxBodyBytes is the template's client_max_body_size (32m):
@@ -54,6 +63,14 @@ type Config struct {
 	TempPath string
 	// WorkerProcesses is "auto" or a positive whole number.
 	WorkerProcesses string
+	// WorkerConnections is each worker's worker_connections, the most
+	// connections (clients' and upstreams') it holds at once;
+	// MinWorkerConnections to MaxWorkerConnections.
+	WorkerConnections int
+	// ListenBacklog is the listen socket's backlog= (connections the
+	// kernel completes while NGINX does not accept); 0 is NGINX's own
+	// default, 511.
+	ListenBacklog int
 	// Buffers are the proxy_buffer* sizes; the zero value is ArticleBuffers.
 	Buffers Buffers
 	// Custom, when set, is a team's own configuration: location blocks
@@ -148,19 +165,26 @@ func WithRequestBuffering(on bool) Option { return func(c *Config) { c.RequestBu
 // WithGzip turns gzip on for text/event-stream.
 func WithGzip(on bool) Option { return func(c *Config) { c.Gzip = on } }
 
+// WithWorkerConnections sets worker_connections.
+func WithWorkerConnections(n int) Option { return func(c *Config) { c.WorkerConnections = n } }
+
+// WithListenBacklog sets the listen socket's backlog (0: NGINX's 511).
+func WithListenBacklog(n int) Option { return func(c *Config) { c.ListenBacklog = n } }
+
 // WithWorkerProcesses sets worker_processes ("auto" or a count).
 func WithWorkerProcesses(n string) Option { return func(c *Config) { c.WorkerProcesses = n } }
 
 // New returns the default Config changed by opts.
 func New(opts ...Option) Config {
 	c := Config{
-		Buffering:        true,
-		RequestBuffering: true,
-		Listen:           DefaultListen,
-		Upstream:         DefaultUpstream,
-		TempPath:         DefaultTempPath,
-		WorkerProcesses:  DefaultWorkerProcesses,
-		Buffers:          ArticleBuffers,
+		Buffering:         true,
+		RequestBuffering:  true,
+		Listen:            DefaultListen,
+		Upstream:          DefaultUpstream,
+		TempPath:          DefaultTempPath,
+		WorkerProcesses:   DefaultWorkerProcesses,
+		WorkerConnections: DefaultWorkerConnections,
+		Buffers:           ArticleBuffers,
 	}
 	for _, o := range opts {
 		o(&c)
@@ -187,6 +211,12 @@ func (c Config) Validate() error {
 		if !nginxSize.MatchString(v) {
 			return fmt.Errorf("nginxconf: Buffers.%s %q must be an NGINX size such as 16k or 32m (Buffers: a count and a size, 4 16k)", name, v)
 		}
+	}
+	if c.WorkerConnections < MinWorkerConnections || c.WorkerConnections > MaxWorkerConnections {
+		return fmt.Errorf("nginxconf: WorkerConnections %d must be %d to %d", c.WorkerConnections, MinWorkerConnections, MaxWorkerConnections)
+	}
+	if c.ListenBacklog < 0 || c.ListenBacklog > 65535 {
+		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
 	}
 	if c.WorkerProcesses != "auto" {
 		if n, err := strconv.Atoi(c.WorkerProcesses); err != nil || n < 1 {

@@ -62,6 +62,8 @@ func TestRenderRejectsMalformedSettings(t *testing.T) {
 		"relative temp path":    {func(c *Config) { c.TempPath = "tmp/x" }, "TempPath"},
 		"temp path injection":   {func(c *Config) { c.TempPath = "/tmp/x; user root" }, "TempPath"},
 		"worker processes zero": {WithWorkerProcesses("0"), "WorkerProcesses"},
+		"worker connections 8":  {WithWorkerConnections(8), "WorkerConnections"},
+		"backlog negative":      {WithListenBacklog(-1), "ListenBacklog"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -136,4 +138,17 @@ func TestBytes(t *testing.T) {
 		_, err := Bytes(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// worker_connections and the listen backlog are NGINX's connection
+// limits: the default renders NGINX's own, a moved one renders itself.
+func TestRenderConnectionLimits(t *testing.T) {
+	def, err := New().Render()
+	require.NoError(t, err)
+	assert.Contains(t, def, "worker_connections 1024;")
+	assert.Contains(t, def, "listen 127.0.0.1:8080;")
+	moved, err := New(WithWorkerConnections(256), WithListenBacklog(16)).Render()
+	require.NoError(t, err)
+	assert.Contains(t, moved, "worker_connections 256;")
+	assert.Contains(t, moved, "listen 127.0.0.1:8080 backlog=16;")
 }

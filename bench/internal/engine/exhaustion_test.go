@@ -35,7 +35,9 @@ func TestExhaustionTable(t *testing.T) {
 			assert.Empty(t, skipped, "full runs every exhaustion verdict")
 			continue
 		}
-		assert.Equal(t, []string{"temp-limit-below-protected", "temp-limit-at-protected", "temp-model-predicts-the-spill"}, skipped, profile)
+		assert.Equal(t, []string{"temp-limit-below-protected", "temp-limit-at-protected", "temp-model-predicts-the-spill",
+			"nginx-worker-connections-caps-held", "gevent-worker-connections-stalls", "uvicorn-limit-concurrency-answers-503", "uvicorn-default-serves-beside-silent-connections",
+			"uvicorn-backlog-drops-a-burst", "uvicorn-default-backlog-takes-the-burst"}, skipped, profile)
 		assert.Len(t, ran, 7, profile)
 	}
 	past := ExhaustionTable[slices.IndexFunc(ExhaustionTable, func(c Condition) bool { return c.ID == TempLimitID(TempLimitPast) })]
@@ -87,4 +89,31 @@ func TestScaleTable(t *testing.T) {
 	assert.True(t, slices.ContainsFunc(cs, func(c Condition) bool { return c.ID == ci.ID && c.sameCell(ci) }), ci.ID)
 	assert.Equal(t, "scale-read-uvicorn-2-direct-256", ci.ID)
 	assert.Equal(t, 16, MatrixStepLimit, "the matrix's own capacity steps stop where the scale column starts")
+}
+
+// TestLimitTable: each connection-limit cell moves one limit of a
+// protecting setup, under the silent column's 1,024 connections, and is
+// read against a cell the full profile also runs.
+func TestLimitTable(t *testing.T) {
+	require.NoError(t, ValidateAll(LimitTable))
+	full := slices.Concat(Plans["full"].Exhaustion)
+	for _, l := range LimitCells {
+		c := l.Condition
+		assert.Equal(t, load.KindSilent, c.SlowKind, c.ID)
+		assert.Equal(t, LimitConns, c.Downloads, c.ID)
+		assert.NotEmpty(t, l.Moved, c.ID)
+		assert.True(t, slices.ContainsFunc(full, func(o Condition) bool { return o.ID == l.Against }), "%s against %s", c.ID, l.Against)
+		assert.True(t, slices.ContainsFunc(full, func(o Condition) bool { return o.ID == c.ID }), c.ID)
+	}
+	byID := map[string]Condition{}
+	for _, l := range LimitCells {
+		byID[l.Condition.ID] = l.Condition
+	}
+	assert.Contains(t, byID[LimitUvicornConcurrencyID].Server.Cmd, "--limit-concurrency")
+	assert.Contains(t, byID[LimitGeventID].Server.Cmd, "--worker-connections")
+	assert.Zero(t, byID[LimitUvicornBacklogID].ConnectRate, "a burst")
+	conf, err := byID[LimitNginxBacklogID].Path.Proxy.Nginx.Render()
+	require.NoError(t, err)
+	assert.Contains(t, conf, "worker_connections 256;")
+	assert.Contains(t, conf, "backlog=16;")
 }

@@ -92,7 +92,7 @@ var Plans = map[string]Plan{
 		MatrixRuns:     3,
 		Streams:        StreamTable,
 		StreamRuns:     3,
-		Exhaustion:     slices.Concat(ExhaustionTable, ScaleTable()),
+		Exhaustion:     slices.Concat(ExhaustionTable, ScaleTable(), LimitTable),
 		ExhaustionRuns: 3,
 	},
 	"ci": {

@@ -29,7 +29,7 @@ var (
 	// TableStream is TestStream's.
 	TableStream = VerdictTable{ID: "stream", Verdicts: verdict.Streaming}
 	// TableExhaustion is TestExhaustion's (ExhaustionVerdicts).
-	TableExhaustion = VerdictTable{ID: "exhaustion", Verdicts: ExhaustionVerdicts()}
+	TableExhaustion = VerdictTable{ID: "exhaustion", Verdicts: slices.Concat(ExhaustionVerdicts(), LimitVerdicts())}
 	// TableB is TestArticleB's.
 	TableB = VerdictTable{ID: "b", Verdicts: verdict.ArticleB}
 )

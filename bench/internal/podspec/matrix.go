@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // The resilience matrix's servers beyond article A's two, all serving
@@ -83,4 +84,25 @@ func GunicornTimeout(s Server, secs int) (Server, error) {
 	// Options go before the app, the command line's last word.
 	cmd = slices.Insert(cmd, len(cmd)-1, "--timeout", strconv.Itoa(secs))
 	return Server{ID: fmt.Sprintf("%s-timeout-%d", s.ID, secs), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
+}
+
+// WithFlag is server s with one more command-line option, flag value,
+// before its app (the command line's last word), named
+// <s.ID>-<flag without its dashes>-<value>: a connection limit moved
+// (Gunicorn's --worker-connections, Uvicorn's --limit-concurrency and
+// --backlog). It fails on a flag that is not --name, a value below 1, or
+// a server with no app word.
+func WithFlag(s Server, flag string, value int) (Server, error) {
+	name := strings.TrimPrefix(flag, "--")
+	if !strings.HasPrefix(flag, "--") || name == "" || strings.ContainsAny(name, " =") {
+		return Server{}, fmt.Errorf("podspec: flag %q: want --name", flag)
+	}
+	if value < 1 {
+		return Server{}, fmt.Errorf("podspec: %s %d: want 1 or more", flag, value)
+	}
+	if len(s.Cmd) < 2 {
+		return Server{}, fmt.Errorf("podspec: server %s has no app word to put %s before", s.ID, flag)
+	}
+	cmd := slices.Insert(slices.Clone(s.Cmd), len(s.Cmd)-1, flag, strconv.Itoa(value))
+	return Server{ID: fmt.Sprintf("%s-%s-%d", s.ID, name, value), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
 }

@@ -40,3 +40,19 @@ func TestGunicornTimeout(t *testing.T) {
 	_, err = GunicornTimeout(GunicornSync(2), 0)
 	assert.ErrorContains(t, err, "--timeout 0")
 }
+
+// A connection limit moved is an option before the app, named in the id;
+// a malformed one is refused.
+func TestWithFlag(t *testing.T) {
+	s, err := WithFlag(Uvicorn(2), "--limit-concurrency", 256)
+	require.NoError(t, err)
+	assert.Equal(t, "uvicorn-2-limit-concurrency-256", s.ID)
+	assert.Equal(t, []string{"--limit-concurrency", "256", "asgiapp:app"}, s.Cmd[len(s.Cmd)-3:])
+	for _, bad := range []struct {
+		flag  string
+		value int
+	}{{"limit", 1}, {"--", 1}, {"--a b", 1}, {"--backlog", 0}} {
+		_, err := WithFlag(Uvicorn(2), bad.flag, bad.value)
+		assert.Error(t, err, "%q %d", bad.flag, bad.value)
+	}
+}
