@@ -2,7 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"wsgilab/bench/internal/buffermodel"
+	"wsgilab/bench/internal/podspec"
 
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
@@ -66,6 +69,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 				continue
 			}
 			c.Path = sr.Path.ID
+			c.Memory = memoryFit(Scale(col, sr), byID)
 			for i := range m.Rows {
 				if m.Rows[i].ID == sr.Row.ID && !m.Rows[i].Stack {
 					m.Rows[i].Capacity = append(m.Rows[i].Capacity, *c)
@@ -89,7 +93,14 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 			stepped = true
 		}
 	}
-	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 {
+	for _, l := range LimitCells {
+		if s, ok := byID[l.Condition.ID]; ok {
+			m.Limits = append(m.Limits, report.LimitCell{Condition: s.ID, Moved: l.Moved, Against: l.Against, Class: verdict.Class(s),
+				P95Ms: s.P95Ms, RunsSound: s.RunsSound, RunsTotal: s.RunsTotal, RequestsFailed: s.RequestsTotal - s.RequestsOK,
+				RequestsTotal: s.RequestsTotal, SlowOutcomes: s.SlowOutcomes, ConnectMsMax: s.ConnectMsMax})
+		}
+	}
+	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 && len(m.Limits) == 0 {
 		return nil
 	}
 	return &m
@@ -135,7 +146,8 @@ func capacity(col Column, steps []CapacityStep, byID map[string]report.Condition
 		c.Steps = append(c.Steps, report.CapacityStep{Clients: st.Clients, Condition: s.ID, Class: verdict.Class(s), P95Ms: s.P95Ms,
 			ClientCPUs: s.ClientCPUs, LagMaxMs: s.LagMaxMs, ClientThrottledShare: s.ThrottledShare["client"],
 			AppMemoryPeakMiB: s.AppMemoryPeakMiB, ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB,
-			AppCPUPercent: s.AppCPUPercent, ClientCPUPercent: s.ClientCPUPercent, OOMKilled: s.OOMKilled, SlowOutcomes: s.SlowOutcomes})
+			AppCPUPercent: s.AppCPUPercent, ClientCPUPercent: s.ClientCPUPercent, OOMKilled: s.OOMKilled, SlowOutcomes: s.SlowOutcomes,
+			AppFDsPeak: s.AppFDsPeak, ProxyFDsPeak: s.ProxyFDsPeak})
 	}
 	if len(c.Steps) < 2 {
 		return nil
@@ -179,4 +191,41 @@ func capacity(col Column, steps []CapacityStep, byID map[string]report.Condition
 	}
 	c.Text = fmt.Sprintf("protected up to %d", c.StepLimit)
 	return &c
+}
+
+// memoryFit fits buffermodel.Memory on a scale setup's steps that ran:
+// the memory of the container that protects (the front door behind a
+// proxy, else the app) against its limit.
+func memoryFit(steps []CapacityStep, byID map[string]report.Condition) *report.MemoryFit {
+	if len(steps) == 0 {
+		return nil
+	}
+	pod := steps[0].Condition.Pod("memory-model")
+	role, limit := podspec.RoleApp, pod.App.Memory
+	if pod.Proxy != nil {
+		role, limit = podspec.RoleProxy, pod.ProxyLimits.Memory
+	}
+	var ms []buffermodel.MemoryStep
+	for _, st := range steps {
+		s, ok := byID[st.Condition.ID]
+		if !ok {
+			continue
+		}
+		peak := s.AppMemoryPeakMiB
+		if role == podspec.RoleProxy {
+			peak = s.ProxyMemoryPeakMiB
+		}
+		m := buffermodel.MemoryStep{Clients: st.Clients, OOM: slices.Contains(s.OOMKilled, role)}
+		if peak != nil {
+			m.MiB = *peak
+		}
+		ms = append(ms, m)
+	}
+	if len(ms) == 0 {
+		return nil
+	}
+	lim := float64(limit) / (1 << 20)
+	f := buffermodel.Memory{LimitMiB: lim}.Fit(ms)
+	return &report.MemoryFit{Role: role, LimitMiB: lim, BaseMiB: f.BaseMiB, PerClientKiB: f.PerClientKiB, Fitted: f.Fitted,
+		Predicted: f.Predicted, LastUnder: f.LastUnder, FirstReached: f.FirstReached, Right: f.Right, Problem: f.Problem}
 }

@@ -50,6 +50,12 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20),
 			Samples: us.Samples}
 	}
+	for _, f := range s.FDs {
+		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {
+			r.MaxFDs = max(r.MaxFDs, f.FDs)
+			o.Resources[f.Role] = r
+		}
+	}
 
 	workers := map[int]*report.WorkerWaits{}
 	for _, p := range s.Processes {

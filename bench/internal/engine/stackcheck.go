@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"wsgilab/bench/internal/load"
 
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/proxy"
@@ -23,6 +24,20 @@ type StackBehaviour struct {
 	// Noun names its clients in sentences ("slow readers").
 	Noun     string
 	Required int
+	// ReadRate is a slow reader's pace in bytes per second (the stack
+	// file's requires.slow_read_kib_s; 0 for the other behaviours).
+	ReadRate float64
+}
+
+// Steps are b's steps (stackfile.Steps): one client at a time up to the
+// requirement plus one, geometric past 16.
+func (b StackBehaviour) Steps() []int { return stackfile.Steps(b.Required, b.limit()) }
+
+// limit is the most clients a step of b runs.
+func (b StackBehaviour) limit() int {
+	c := Condition{}
+	b.Column.Apply(&c, 1)
+	return c.maxSlowClients()
 }
 
 // StackCheck is a stack file made conditions.
@@ -135,7 +150,11 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 
 	for _, sc2 := range stackColumns {
 		if n := sc2.req(f.Requires); n > 0 {
-			sc.Behaviours = append(sc.Behaviours, StackBehaviour{Column: sc2.col, Noun: sc2.noun, Required: n})
+			b := StackBehaviour{Column: sc2.col, Noun: sc2.noun, Required: n}
+			if sc2.col.ID == SlowRead.ID {
+				b.ReadRate = float64(f.Requires.ReadKiBs()) * 1024
+			}
+			sc.Behaviours = append(sc.Behaviours, b)
 		}
 	}
 	if sc.Row.Concurrency == 0 { // none the lab can read: from the requirement
@@ -175,7 +194,20 @@ func (sc StackCheck) Baseline() Condition {
 
 // Step is n slow clients of b.
 func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
-	return sc.condition(StackStepID(sc.File.Name, b.Column, n), b.Column, n)
+	c := sc.condition(StackStepID(sc.File.Name, b.Column, n), b.Column, n)
+	if b.ReadRate > 0 {
+		c.ReadRate = b.ReadRate
+	}
+	if n > MatrixStepLimit {
+		// Past the matrix's clients, as the scale table's: a client of
+		// at most a core, with the memory and the paced opening that
+		// thousands of held connections need.
+		c.ClientCPUs = min(c.ClientCPUs, MaxClientCPUs)
+		if load.Holds(c.SlowKind) && n > MaxScaleReaders {
+			c.ClientMemory, c.ConnectRate = ConnClientMemory, ConnRate
+		}
+	}
+	return c
 }
 
 // condition is the matrix's cell of the stack's row on its path under n
@@ -191,9 +223,6 @@ func (sc StackCheck) condition(id string, col Column, n int) Condition {
 	return c
 }
 
-// MaxStep is the last step of b: its requirement plus one.
-func (b StackBehaviour) MaxStep() int { return b.Required + 1 }
-
 // StackVerdictID is the claim (and subtest) of the requirement of the
 // stack name under column.
 func StackVerdictID(name, column string) string {
@@ -206,13 +235,13 @@ func (sc StackCheck) Verdicts() []verdict.Verdict {
 	var vs []verdict.Verdict
 	for _, b := range sc.Behaviours {
 		var steps []string
-		for n := 1; n <= b.MaxStep(); n++ {
+		for _, n := range b.Steps() {
 			steps = append(steps, sc.Step(b, n).ID)
 		}
 		vs = append(vs, verdict.Verdict{ID: StackVerdictID(sc.File.Name, b.Column.ID), Kind: verdict.Lab, Unit: "slow clients",
 			Text: fmt.Sprintf("%s: the fast path %s stays under %g ms p95, nothing failing, with up to %d %s",
 				sc.File.Name, sc.File.Paths.Fast.Path, sc.File.Requires.P95Ms(), b.Required, b.Noun),
-			Check:       verdict.StackRequirement(sc.Baseline().ID, steps, b.Required, sc.File.Requires.P95Ms()),
+			Check:       verdict.StackRequirement(sc.Baseline().ID, steps, b.Steps(), b.Required, sc.File.Requires.P95Ms()),
 			ExpectFails: sc.ExpectFails})
 	}
 	return vs
@@ -222,7 +251,7 @@ func (sc StackCheck) Verdicts() []verdict.Verdict {
 // view of the check (matrix.json's stack rows).
 func (sc StackCheck) steps(b StackBehaviour) []CapacityStep {
 	out := []CapacityStep{{Row: sc.Row.ID, Column: b.Column.ID, Clients: 0, Condition: sc.Baseline()}}
-	for n := 1; n <= b.MaxStep(); n++ {
+	for _, n := range b.Steps() {
 		out = append(out, CapacityStep{Row: sc.Row.ID, Column: b.Column.ID, Clients: n, Condition: sc.Step(b, n)})
 	}
 	return out

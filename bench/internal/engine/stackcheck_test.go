@@ -31,7 +31,7 @@ func TestStackConditions(t *testing.T) {
 	require.Len(t, sc.Behaviours, 1)
 	b := sc.Behaviours[0]
 	assert.Equal(t, SlowRead.ID, b.Column.ID)
-	assert.Equal(t, 3, b.MaxStep())
+	assert.Equal(t, []int{1, 2, 3}, b.Steps())
 
 	base, step := sc.Baseline(), sc.Step(b, 2)
 	for _, c := range []Condition{base, step} {
@@ -206,4 +206,28 @@ func TestStackMatrixRow(t *testing.T) {
 func TestStackBoundsAreThePodsLimits(t *testing.T) {
 	assert.EqualValues(t, podspec.DefaultAppMemory>>20, stackfile.DefaultAppMemoryMiB)
 	assert.EqualValues(t, podspec.DefaultHardening[podspec.RoleApp].PidsLimit, stackfile.AppPidsLimit)
+}
+
+// A stack that requires hundreds steps geometrically past 16, within
+// the client's limits: its steps are valid conditions at its own pace.
+func TestStackHundreds(t *testing.T) {
+	assert.Equal(t, MaxDownloads, stackfile.ReaderStepLimit)
+	assert.Equal(t, MaxHeldConns, stackfile.HeldStepLimit)
+	sc := loadStack(t, "sync.yaml")
+	sc.File.Requires = stackfile.Requires{SlowReaders: 300, SlowReadKiBs: 32, SilentConnections: 5000}
+	b := StackBehaviour{Column: SlowRead, Noun: "slow readers", Required: 300, ReadRate: 32 << 10}
+	s := StackBehaviour{Column: Silent, Noun: "silent connections", Required: 5000}
+	assert.Equal(t, 512, b.Steps()[len(b.Steps())-1])
+	assert.Equal(t, 8192, s.Steps()[len(s.Steps())-1])
+	for _, st := range []struct {
+		b StackBehaviour
+		n int
+	}{{b, 300}, {b, 512}, {s, 5000}, {s, 8192}} {
+		c := sc.Step(st.b, st.n)
+		require.NoError(t, c.Validate(), c.ID)
+		assert.LessOrEqual(t, c.ClientCPUs, float64(MaxClientCPUs))
+	}
+	assert.EqualValues(t, 32<<10, sc.Step(b, 300).ReadRate, "the stack file's pace")
+	assert.EqualValues(t, ConnClientMemory, sc.Step(s, 8192).ClientMemory)
+	assert.Len(t, sc.Verdicts(), 1, "the file's own requirement, not these")
 }

@@ -84,7 +84,7 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 		case b.StallsAt > 0:
 			b.Text = fmt.Sprintf("stalls at %d %s", b.StallsAt, b.Noun)
 		default:
-			b.Text = fmt.Sprintf("none up to %d %s", len(b.Steps), b.Noun)
+			b.Text = fmt.Sprintf("none up to %d %s", b.Steps[len(b.Steps)-1].Clients, b.Noun)
 		}
 		st.Pass = st.Pass && b.Pass
 	}

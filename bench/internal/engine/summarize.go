@@ -83,7 +83,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		w, found := rec.Writes[d.ID]
 		row := report.Download{Condition: rec.Condition, Run: rec.Run, ID: d.ID, Kind: d.Kind, Status: d.Status,
 			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(), Framing: d.Framing,
-			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start),
+			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start), ConnectMs: stats.Ms(d.Connect),
 			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
 			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
 		out.Downloads = append(out.Downloads, row)
@@ -91,6 +91,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 			run.SlowOutcomes = map[string]int{}
 		}
 		run.SlowOutcomes[row.Outcome]++
+		run.ConnectMsMax = max(run.ConnectMsMax, row.ConnectMs)
 		// A held connection has no body, so the app keeps no record of it.
 		// A team's app (Target) keeps none at all.
 		recorded := !load.Holds(d.Kind) && c.Target == nil
@@ -241,6 +242,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		}
 		streams = append(streams, r.Stream)
 		soundP95 = append(soundP95, r.P95Ms)
+		s.ConnectMsMax = max(s.ConnectMsMax, r.ConnectMsMax)
 		for o, n := range r.SlowOutcomes {
 			if s.SlowOutcomes == nil {
 				s.SlowOutcomes = map[string]int{}
@@ -282,7 +284,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var appMem, clientCPU []float64
+	var appMem, clientCPU, appFDs, proxyFDs []float64
 	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
@@ -304,9 +306,15 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		if px, ok := o.Resources["proxy"]; ok && px.Samples > 0 {
 			proxyMem = append(proxyMem, px.MaxMemoryMiB)
+			if px.MaxFDs > 0 {
+				proxyFDs = append(proxyFDs, float64(px.MaxFDs))
+			}
 		}
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			appMem = append(appMem, app.MaxMemoryMiB)
+			if app.MaxFDs > 0 {
+				appFDs = append(appFDs, float64(app.MaxFDs))
+			}
 		}
 		if cl, ok := o.Resources["client"]; ok && cl.Samples > 0 {
 			clientCPU = append(clientCPU, cl.CPUPercent)
@@ -380,6 +388,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.ProxyWorkerSendShareMax = all(proxyMax, stats.Median[float64])
 	s.ProxyMemoryPeakMiB = all(proxyMem, stats.Median[float64])
 	s.AppMemoryPeakMiB = all(appMem, stats.Median[float64])
+	s.AppFDsPeak, s.ProxyFDsPeak = all(appFDs, stats.Median[float64]), all(proxyFDs, stats.Median[float64])
 	s.ClientCPUPercent = all(clientCPU, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])
 	s.WriteEndMismatchMax = all(mismatch, maxOf)

@@ -47,9 +47,10 @@ type files struct {
 	// matrix is matrix.json; its own conditions (ids "matrix-…" and
 	// "capacity-…") are kept out of conditions too.
 	matrix *report.Matrix
-	// exhaustion is exhaustion.json; its cells (ids "exhaustion-…") and
-	// the scale column's steps (ids "scale-…", matrix.json's) are kept
-	// out of conditions as well.
+	// exhaustion is exhaustion.json; its cells (ids "exhaustion-…"), the
+	// scale columns' steps (ids "scale-…") and the connection-limit cells
+	// (ids "limit-…", both matrix.json's) are kept out of conditions as
+	// well.
 	exhaustion *report.Exhaustion
 	// stacks is stacks.json, the stack checks; their steps (ids
 	// "stack-…") are kept out of conditions as well.
@@ -101,7 +102,7 @@ func load(dir string) (*files, error) {
 		for _, c := range f.conditions {
 			if !strings.HasPrefix(c.ID, "sweep-") && !strings.HasPrefix(c.ID, "matrix-") && !strings.HasPrefix(c.ID, "capacity-") &&
 				!strings.HasPrefix(c.ID, "stack-") && !strings.HasPrefix(c.ID, "exhaustion-") &&
-				!strings.HasPrefix(c.ID, "scale-") {
+				!strings.HasPrefix(c.ID, "scale-") && !strings.HasPrefix(c.ID, "limit-") {
 				article = append(article, c)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
 	"wsgilab/bench/internal/report"
@@ -49,7 +50,29 @@ type scaleView struct {
 }
 
 type scaleRow struct {
-	Setup, Bracket, Steps string
+	Setup, Bracket, Model, Steps string
+}
+
+// modelText says what the memory model predicted against what was
+// measured.
+func modelText(m *report.MemoryFit) string {
+	switch {
+	case m == nil:
+		return "–"
+	case m.Problem != "":
+		return "no prediction: " + m.Problem
+	}
+	t := fmt.Sprintf("the %s grows %s KiB a client over %s MiB: its %s MiB limit at %s clients; measured ",
+		m.Role, num(m.PerClientKiB), num(m.BaseMiB), num(m.LimitMiB), num(m.Predicted))
+	if m.FirstReached > 0 {
+		t += fmt.Sprintf("between %d and %d", m.LastUnder, m.FirstReached)
+	} else {
+		t += fmt.Sprintf("not reached at %d", m.LastUnder)
+	}
+	if m.Right {
+		return t + " (right)"
+	}
+	return t + " (wrong)"
 }
 
 // scaleSetup is one setup's scale capacity.
@@ -102,6 +125,9 @@ func buildScaleColumn(m *report.Matrix, col scaleColumn) scaleView {
 			if mem := stepMemory(st); mem > 0 {
 				t += fmt.Sprintf(", %s MiB", num(mem))
 			}
+			if fds := stepFDs(st); fds > 0 {
+				t += fmt.Sprintf(", %s fds", num(fds))
+			}
 			if o := outcomesText(st.SlowOutcomes); o != "" && col.ID != "scale-read" {
 				t += ", " + o
 			}
@@ -110,7 +136,7 @@ func buildScaleColumn(m *report.Matrix, col scaleColumn) scaleView {
 			}
 			steps = append(steps, t)
 		}
-		v.Rows = append(v.Rows, scaleRow{Setup: s.name, Bracket: s.c.Text, Steps: strings.Join(steps, "; ")})
+		v.Rows = append(v.Rows, scaleRow{Setup: s.name, Bracket: s.c.Text, Model: modelText(s.c.Memory), Steps: strings.Join(steps, "; ")})
 	}
 	v.Charts = scaleCharts(col, setups)
 	return v
@@ -129,26 +155,49 @@ func stepMemory(st report.CapacityStep) float64 {
 	return 0
 }
 
+// stepFDs is the descriptors a step's protection held: the proxy's
+// behind a proxy, else the app's, as stepMemory; 0 when unread.
+func stepFDs(st report.CapacityStep) float64 {
+	switch {
+	case st.ProxyFDsPeak != nil:
+		return *st.ProxyFDsPeak
+	case st.AppFDsPeak != nil:
+		return *st.AppFDsPeak
+	}
+	return 0
+}
+
 // scaleCharts plot /fast p95 and the memory a setup's protection cost
 // against its concurrent slow readers, both axes logarithmic.
 func scaleCharts(col scaleColumn, setups []scaleSetup) chartsView {
-	fig := figure{Name: col.ID, Title: col.Heading + ": /fast p95 and memory against " + col.Axis,
-		Caption: "Each step's median over its valid runs; a step with no valid run (a client cut or refused, the OOM killer) is not drawn, and the bracket above says where it broke. Memory is the front door's container peak behind a proxy (NGINX's temp files included, as its tmpfs counts), else the app's."}
-	lat, mem := newPlot("", "/fast p95"), newPlot(col.Axis, "memory (MiB)")
+	fig := figure{Name: col.ID, Title: col.Heading + ": /fast p95 and what it cost against " + col.Axis,
+		Caption: "Each step's median over its valid runs; a step with no valid run (a client cut or refused, the OOM killer) is not drawn, and the bracket above says where it broke. Memory and open descriptors are the front door's behind a proxy (NGINX's temp files included in its memory, as its tmpfs counts), else the app's."}
+	lat := newPlot("", "/fast p95")
+	costs := []struct {
+		p      *plot.Plot
+		of     func(report.CapacityStep) float64
+		lo, hi float64
+	}{
+		{p: newPlot("", "memory (MiB)"), of: stepMemory, lo: math.Inf(1)},
+		{p: newPlot("", "open descriptors"), of: stepFDs, lo: math.Inf(1)},
+	}
 	leg := newLegend()
-	loP, hiP, loM, hiM, loN, hiN := math.Inf(1), 0.0, math.Inf(1), 0.0, math.Inf(1), 0.0
+	loP, hiP, loN, hiN := math.Inf(1), 0.0, math.Inf(1), 0.0
 	var steps stepTicks
 	for i, s := range setups {
-		var ps, ms plotter.XYs
+		var ps plotter.XYs
+		cs := make([]plotter.XYs, len(costs))
 		for _, st := range s.c.Steps {
 			n := float64(st.Clients)
 			if st.P95Ms > 0 && st.Class != report.ClassFailed && st.Class != report.ClassNoData {
 				ps = append(ps, plotter.XY{X: n, Y: st.P95Ms})
 				loP, hiP = math.Min(loP, st.P95Ms), math.Max(hiP, st.P95Ms)
 			}
-			if m := stepMemory(st); m > 0 {
-				ms = append(ms, plotter.XY{X: n, Y: m})
-				loM, hiM = math.Min(loM, m), math.Max(hiM, m)
+			for k := range costs {
+				if v := costs[k].of(st); v > 0 {
+					cs[k] = append(cs[k], plotter.XY{X: n, Y: v})
+					costs[k].lo, costs[k].hi = math.Min(costs[k].lo, v), math.Max(costs[k].hi, v)
+				}
 			}
 			loN, hiN = math.Min(loN, n), math.Max(hiN, n)
 			if !slices.Contains(steps, n) {
@@ -157,38 +206,40 @@ func scaleCharts(col scaleColumn, setups []scaleSetup) chartsView {
 		}
 		c := colorN(i)
 		shape := draw.CircleGlyph{}
-		lp, lm := line(ps, c, 1.2), line(ms, c, 1.2) // nil without points
-		if lp != nil {
+		named := false
+		if lp := line(ps, c, 1.2); lp != nil { // nil without points
 			add(lat, lp, dots(ps, c, 2.2, shape))
 			legendAdd(leg, s.name, lp)
+			named = true
 		}
-		if lm != nil {
-			add(mem, lm, dots(ms, c, 2.2, shape))
-			if lp == nil {
-				legendAdd(leg, s.name, lm)
+		for k := range costs {
+			if lc := line(cs[k], c, 1.2); lc != nil {
+				add(costs[k].p, lc, dots(cs[k], c, 2.2, shape))
+				if !named {
+					legendAdd(leg, s.name, lc)
+					named = true
+				}
 			}
 		}
 	}
 	if hiP == 0 {
 		return chartsView{Missing: "no step of this column has a valid run to draw"}
 	}
-	plots := []*plot.Plot{lat, mem}
-	if hiM == 0 { // no step observed memory: the latency alone
-		plots = plots[:1]
-		lat.X.Label.Text = mem.X.Label.Text
+	logY(lat, loP, hiP, msLabel)
+	plots := []*plot.Plot{lat}
+	for _, c := range costs {
+		if c.hi > 0 { // a cost no step observed is not drawn
+			logY(c.p, c.lo, c.hi, plainLabel)
+			plots = append(plots, c.p)
+		}
 	}
+	plots[len(plots)-1].X.Label.Text = col.Axis
 	for _, p := range plots {
 		p.X.Scale = plot.LogScale{}
 		p.X.Tick.Marker = steps
 		p.X.Min, p.X.Max = loN/1.2, hiN*1.2
 	}
-	logY(lat, loP, hiP, msLabel)
-	if len(plots) == 1 {
-		fig.paint(wideW, wideH, leg, lat)
-		return chartsView{Figures: []figure{fig}, Wide: true}
-	}
-	logY(mem, loM, hiM, plainLabel)
-	fig.paint(wideW, 2*wideH, leg, lat, mem)
+	fig.paint(wideW, vg.Length(len(plots))*wideH, leg, plots...)
 	return chartsView{Figures: []figure{fig}, Wide: true}
 }
 
@@ -223,4 +274,32 @@ func outcomesText(o map[string]int) string {
 		parts = append(parts, fmt.Sprintf("%d %s", o[k], k))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// limitRow is one connection-limit cell on the page.
+type limitRow struct {
+	Condition, Moved, Against, Outcome string
+}
+
+// buildLimits lists the connection-limit cells (matrix.json's limits).
+func buildLimits(m *report.Matrix) []limitRow {
+	if m == nil {
+		return nil
+	}
+	var out []limitRow
+	for _, l := range m.Limits {
+		o := fmt.Sprintf("%s: /fast p95 %s ms", l.Class, num(l.P95Ms))
+		if l.RequestsFailed > 0 {
+			o += fmt.Sprintf(", %d of %d /fast requests failed", l.RequestsFailed, l.RequestsTotal)
+		}
+		if t := outcomesText(l.SlowOutcomes); t != "" {
+			o += "; connections " + t
+		}
+		if l.ConnectMsMax > 0 {
+			o += fmt.Sprintf("; slowest connect %s ms", num(l.ConnectMsMax))
+		}
+		o += fmt.Sprintf(" (%d of %d runs sound)", l.RunsSound, l.RunsTotal)
+		out = append(out, limitRow{Condition: l.Condition, Moved: l.Moved, Against: l.Against, Outcome: o})
+	}
+	return out
 }

@@ -17,6 +17,7 @@ func TestScaleView(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	m := &report.Matrix{Rows: []report.MatrixRow{
 		{ID: "gunicorn-sync-2", Capacity: []report.Capacity{{Column: "scale-read", Path: "nginx-on", Text: "failed from between 129 and 256",
+			Memory: &report.MemoryFit{Role: "proxy", LimitMiB: 96, BaseMiB: 10, PerClientKiB: 460.8, Predicted: 191.1, LastUnder: 128, FirstReached: 256, Right: true},
 			Steps: []report.CapacityStep{
 				{Clients: 64, Class: report.ClassProtected, P95Ms: 2.1, ProxyMemoryPeakMiB: f(40)},
 				{Clients: 128, Class: report.ClassProtected, P95Ms: 3.2, ProxyMemoryPeakMiB: f(70)},
@@ -39,6 +40,8 @@ func TestScaleView(t *testing.T) {
 	require.Len(t, v.Rows, 2, "only the read column's capacities")
 	assert.Equal(t, "gunicorn-sync-2 · nginx-on", v.Rows[0].Setup)
 	assert.Contains(t, v.Rows[0].Steps, "256: failed, OOM-killed proxy")
+	assert.Equal(t, "the proxy grows 460.8 KiB a client over 10 MiB: its 96 MiB limit at 191.1 clients; measured between 128 and 256 (right)", v.Rows[0].Model)
+	assert.Equal(t, "–", v.Rows[1].Model)
 	assert.Contains(t, v.Rows[1].Steps, "128: protected, p95 1.4 ms, 60 MiB, client 1.2 % of a core")
 	require.Len(t, v.Charts.Figures, 1)
 	fig := v.Charts.Figures[0]
@@ -48,4 +51,13 @@ func TestScaleView(t *testing.T) {
 	require.Len(t, views[1].Rows, 1, "the silent connections' column")
 	assert.Contains(t, views[1].Rows[0].Steps, "10000: protected, p95 2.5 ms, 90 MiB, 8096 closed, 1904 held")
 	assert.NotEmpty(t, views[2].Missing, "no setup stepped idle connections")
+}
+
+func TestLimitsView(t *testing.T) {
+	assert.Empty(t, buildLimits(nil))
+	rows := buildLimits(&report.Matrix{Limits: []report.LimitCell{{Condition: "limit-uvicorn-limit-concurrency-256",
+		Moved: "Uvicorn --limit-concurrency 256", Against: "scale-silent-uvicorn-2-direct-1024", Class: report.ClassFailed,
+		P95Ms: 1.2, RunsSound: 1, RunsTotal: 1, RequestsFailed: 72, RequestsTotal: 72, SlowOutcomes: map[string]int{"held": 1024}, ConnectMsMax: 3.5}}})
+	require.Len(t, rows, 1)
+	assert.Equal(t, "failed: /fast p95 1.2 ms, 72 of 72 /fast requests failed; connections 1024 held; slowest connect 3.5 ms (1 of 1 runs sound)", rows[0].Outcome)
 }

@@ -30,6 +30,7 @@ type page struct {
 	Matrix          matrixView
 	Exhaustion      exhaustionView
 	Scale           []scaleView
+	Limits          []limitRow
 	Stacks          []stackView
 	ArticleB        articleBView
 	Env             envView
@@ -75,6 +76,7 @@ func build(f *files) page {
 		Matrix:          buildMatrix(f.matrix),
 		Exhaustion:      buildExhaustion(f.exhaustion),
 		Scale:           buildScale(f.matrix),
+		Limits:          buildLimits(f.matrix),
 		Stacks:          buildStacks(f.stacks, f.env),
 		ArticleB:        buildArticleB(f.throughput),
 		Env:             buildEnv(f),

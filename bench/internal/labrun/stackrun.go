@@ -34,7 +34,7 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 	for _, b := range sc.Behaviours {
 		sb := report.StackBehaviour{Column: b.Column.ID, Noun: b.Noun, Required: b.Required, Steps: []report.StackStep{}}
 		if base.State == engine.StateHeld {
-			for n := 1; n <= b.MaxStep(); n++ {
+			for _, n := range b.Steps() {
 				step, err := l.runStep(t, sc.Step(b, n), n, bound)
 				if err != nil {
 					return st, err

@@ -242,6 +242,9 @@ type Download struct {
 	ReceiveBufferGranted int `json:"receive_buffer_granted"`
 	// Start is when the connect began, as an offset from the run's start.
 	Start time.Duration `json:"start_ns"`
+	// Connect is how long a held connection's connect took: a SYN that a
+	// full listen backlog dropped is sent again a second later.
+	Connect time.Duration `json:"connect_ns,omitempty"`
 	// FirstByte runs from sending the request to the first response byte;
 	// FirstByteAt is that byte's arrival as an offset from the run's start,
 	// where the paced schedule starts: by time t the client has read
@@ -305,18 +308,22 @@ const (
 	// ended cleanly before Expected bytes (a lying Content-Length, or a
 	// body ended by the connection's close). Data lost silently.
 	OutcomeSilentShort = "silent-short"
-	OutcomeReset       = "reset"   // the server (or a proxy) reset it
-	OutcomeTimeout     = "timeout" // the client's own deadline ran out
-	OutcomeRefused     = "refused" // no connection, or no response header
-	OutcomeStatus      = "status"  // a response other than 200
-	OutcomeHeld        = "held"    // a held connection stayed open to its end
-	OutcomeClosed      = "closed"  // the server closed a held connection
+	// OutcomeOverlong is a whole body longer than asked for: the app
+	// answered something else than the download (a team's path whose
+	// size is not the one its stack file says).
+	OutcomeOverlong = "overlong"
+	OutcomeReset    = "reset"   // the server (or a proxy) reset it
+	OutcomeTimeout  = "timeout" // the client's own deadline ran out
+	OutcomeRefused  = "refused" // no connection, or no response header
+	OutcomeStatus   = "status"  // a response other than 200
+	OutcomeHeld     = "held"    // a held connection stayed open to its end
+	OutcomeClosed   = "closed"  // the server closed a held connection
 )
 
 // Outcome is how the slow client was served: complete, truncated (cut
 // short, and its framing says so), silent-short (cut short, and its
-// framing says it was whole), reset, timeout, refused or status (an error
-// status); a held connection is
+// framing says it was whole), overlong (longer than asked), reset,
+// timeout, refused or status (an error status); a held connection is
 // held, closed, reset, status (the server answered it, or answered an
 // idle connection's request with an error), refused (no connection; an
 // idle one's request unanswered) or timeout (the client's own context
@@ -344,6 +351,8 @@ func (d Download) Outcome() string {
 		return OutcomeComplete
 	case d.ShortAsWhole:
 		return OutcomeSilentShort
+	case d.Kind != KindUpload && d.Status == http.StatusOK && d.Expected > 0 && d.Bytes > d.Expected:
+		return OutcomeOverlong
 	case d.Kind == KindUpload && d.Status != 0 && d.Status != wantStatus(d.WantStatus):
 		// The server refused the body with an answer, and may have reset
 		// the connection after it: its answer says why.

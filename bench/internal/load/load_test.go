@@ -134,6 +134,11 @@ func TestDownloadOutcome(t *testing.T) {
 			c.Write([]byte("\r\n0\r\n\r\n"))
 			c.Close()
 		}},
+		{"longer-than-asked", OutcomeOverlong, func(c *net.TCPConn) {
+			fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n", 2*size)
+			c.Write(make([]byte, 2*size))
+			c.Close()
+		}},
 		{"error-status", OutcomeStatus, func(c *net.TCPConn) {
 			fmt.Fprint(c, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
 			c.Close()

@@ -342,7 +342,9 @@ func dialHeld(ctx context.Context, spec Spec, d *Download) (net.Conn, *url.URL, 
 	}
 	dialCtx, cancel := context.WithTimeout(ctx, spec.HoldFor)
 	defer cancel()
+	t0 := time.Now()
 	conn, err := plainDialer.DialContext(dialCtx, "tcp", u.Host)
+	d.Connect = time.Since(t0)
 	if err != nil {
 		d.Error = fmt.Sprintf("connect: %v", err)
 		return nil, nil, time.Time{}

@@ -130,6 +130,25 @@ func (f *files) list(dir string) (d *os.File, names []string, done func(), err e
 	return d, names, func() {}, nil
 }
 
+// fdCount is how many descriptors pids hold open: the entries of each
+// one's /proc/PID/fd. A process that exits meanwhile counts none.
+func (f *files) fdCount(procRoot string, pids []int) (int, error) {
+	n := 0
+	for _, pid := range pids {
+		dir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
+		_, names, done, err := f.list(dir)
+		if gone(err) {
+			continue
+		}
+		if err != nil {
+			return n, fileErr(dir, err)
+		}
+		n += len(names)
+		done()
+	}
+	return n, nil
+}
+
 // exists tells whether path exists, remembering a yes or a no.
 func (f *files) exists(path string) (bool, error) {
 	if f != nil {

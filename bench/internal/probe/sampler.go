@@ -130,6 +130,14 @@ type WaitSample struct {
 	Waits    []Wait `json:"waits"`
 }
 
+// FDSample is one role's open file descriptors at one instant: every
+// process of the app's or the proxy's container, sockets and files.
+type FDSample struct {
+	UnixNano int64  `json:"unix_ns"`
+	Role     string `json:"role"`
+	FDs      int    `json:"fds"`
+}
+
 // TempSample is NGINX's open temp files at one instant.
 type TempSample struct {
 	UnixNano   int64 `json:"unix_ns"`
@@ -160,6 +168,9 @@ type Series struct {
 	Sockets       []SocketSample   `json:"sockets"`
 	Waits         []WaitSample     `json:"waits"`
 	TempFiles     []TempSample     `json:"temp_files"`
+	// FDs are the app's and the proxy's open descriptors, read with the
+	// socket table (every tick, or every few past SocketsPerTick).
+	FDs []FDSample `json:"fds,omitempty"`
 	// Limits are each role's CFS period and quota and memory limit, read
 	// from its own cgroup mount at the first tick that saw the role: what
 	// the run got, not what it asked for.
@@ -319,6 +330,7 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(er
 	}
 	if sockets {
 		size = sampleSockets(s, spec, diag, note)
+		sampleFDs(s, spec, fr, now, note)
 	}
 	if w, err := fr.waits(spec.ProcRoot, workers, syscallNames[runtime.GOARCH]); err != nil {
 		note(err)
@@ -333,6 +345,24 @@ func sampleOnce(s *Series, spec SamplerSpec, fr *files, diag *Diag, note func(er
 		}
 	}
 	return size
+}
+
+// sampleFDs counts the app's and the proxy's open descriptors into s.
+func sampleFDs(s *Series, spec SamplerSpec, fr *files, now int64, note func(error)) {
+	pids := map[string][]int{}
+	for _, p := range s.Processes {
+		if !p.gone && (p.Role == "app" || p.Role == "proxy") {
+			pids[p.Role] = append(pids[p.Role], p.PID)
+		}
+	}
+	for _, role := range sortedKeys(pids) {
+		n, err := fr.fdCount(spec.ProcRoot, pids[role])
+		if err != nil {
+			note(fmt.Errorf("%s fds: %w", role, err))
+			continue
+		}
+		s.FDs = append(s.FDs, FDSample{UnixNano: now, Role: role, FDs: n})
+	}
 }
 
 // sampleSockets reads the socket table into s and returns its size.

@@ -82,6 +82,10 @@ type Run struct {
 	// SlowOutcomes counts the run's slow clients by outcome
 	// (load.Download.Outcome).
 	SlowOutcomes map[string]int `json:"slow_outcomes,omitempty"`
+	// ConnectMsMax is the slowest connect of the run's held connections
+	// (0 for other slow clients): over a second when a full listen
+	// backlog dropped a SYN.
+	ConnectMsMax float64 `json:"connect_ms_max,omitempty"`
 	// WorkerTimeouts counts Gunicorn's "WORKER TIMEOUT" lines in the
 	// app's log: workers its arbiter killed during the run.
 	WorkerTimeouts int `json:"worker_timeouts"`
@@ -165,8 +169,12 @@ type Download struct {
 	// ReceiveBufferGranted is SO_RCVBUF as the kernel reported it.
 	ReceiveBufferGranted int     `json:"receive_buffer_granted"`
 	StartMs              float64 `json:"start_ms"`
-	FirstByteMs          float64 `json:"first_byte_ms"`
-	CompletionS          float64 `json:"completion_s"`
+	// ConnectMs is how long a held connection's connect took (0 for the
+	// others): a SYN a full listen backlog dropped is sent again a
+	// second later.
+	ConnectMs   float64 `json:"connect_ms,omitempty"`
+	FirstByteMs float64 `json:"first_byte_ms"`
+	CompletionS float64 `json:"completion_s"`
 	// WriteS is the app's write duration for this response;
 	// WriteComplete whether the app handed over the whole body.
 	WriteS        float64 `json:"write_s"`
@@ -222,9 +230,12 @@ type Condition struct {
 	// SlowOutcomes counts the slow clients of the sound runs by outcome;
 	// WorkerTimeouts the worker timeouts Gunicorn logged in them, and
 	// RunsWorkerTimeout the sound runs that logged at least one.
-	SlowOutcomes      map[string]int `json:"slow_outcomes,omitempty"`
-	WorkerTimeouts    int            `json:"worker_timeouts"`
-	RunsWorkerTimeout int            `json:"runs_worker_timeout"`
+	SlowOutcomes map[string]int `json:"slow_outcomes,omitempty"`
+	// ConnectMsMax is the slowest connect of a held connection over the
+	// sound runs (Run.ConnectMsMax).
+	ConnectMsMax      float64 `json:"connect_ms_max,omitempty"`
+	WorkerTimeouts    int     `json:"worker_timeouts"`
+	RunsWorkerTimeout int     `json:"runs_worker_timeout"`
 	// RunsOOM are the sound runs in which the OOM killer hit the app or
 	// the proxy at its memory limit, OOMKilled those roles.
 	RunsOOM int `json:"runs_oom,omitempty"`
@@ -257,6 +268,11 @@ type Condition struct {
 	// the median of the client's CPU over its window, percent of a core:
 	// what the load generator itself cost.
 	AppMemoryPeakMiB *float64 `json:"app_memory_peak_mib"`
+	// AppFDsPeak and ProxyFDsPeak are the medians over valid runs of the
+	// most descriptors the app's and the proxy's processes held open at
+	// once (nil when a valid run did not read them).
+	AppFDsPeak       *float64 `json:"app_fds_peak,omitempty"`
+	ProxyFDsPeak     *float64 `json:"proxy_fds_peak,omitempty"`
 	ClientCPUPercent *float64 `json:"client_cpu_percent"`
 	// ProxyWorkerSendShareMax is the median over runs of NGINX's most
 	// blocked worker's send share (nil without NGINX).

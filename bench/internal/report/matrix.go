@@ -21,6 +21,28 @@ type Matrix struct {
 	// Streams is the streaming table: one event stream through each of
 	// its paths.
 	Streams []StreamCell `json:"streams"`
+	// Limits are the connection-limit cells: a setup with a connection
+	// limit moved, under silent connections, read against Against (the
+	// same setup at its default).
+	Limits []LimitCell `json:"limits,omitempty"`
+}
+
+// LimitCell is one connection-limit cell's outcome.
+type LimitCell struct {
+	Condition string  `json:"condition"`
+	Moved     string  `json:"moved"`
+	Against   string  `json:"against"`
+	Class     string  `json:"class"`
+	P95Ms     float64 `json:"p95_ms"`
+	RunsSound int     `json:"runs_sound"`
+	RunsTotal int     `json:"runs_total"`
+	// RequestsFailed of RequestsTotal /fast requests failed over the
+	// sound runs; SlowOutcomes counts the silent connections' outcomes;
+	// ConnectMsMax is their slowest connect.
+	RequestsFailed int            `json:"requests_failed"`
+	RequestsTotal  int            `json:"requests_total"`
+	SlowOutcomes   map[string]int `json:"slow_outcomes,omitempty"`
+	ConnectMsMax   float64        `json:"connect_ms_max"`
 }
 
 // StreamCell is one condition of the streaming table.
@@ -215,6 +237,28 @@ type Capacity struct {
 	LastProtected int    `json:"last_protected"`
 	StepLimit     int    `json:"step_limit"`
 	Text          string `json:"text"`
+	// Memory is the memory model fitted on a scale column's steps
+	// (buffermodel.Memory): where the protecting container reaches its
+	// limit, predicted against the bracket measured.
+	Memory *MemoryFit `json:"memory_model,omitempty"`
+}
+
+// MemoryFit is buffermodel.Memory on one setup's scale steps: Role's
+// container (the front door behind a proxy, else the app) grows
+// PerClientKiB a client over BaseMiB, fitted on the steps in Fitted, and
+// reaches LimitMiB at Predicted clients; LastUnder and FirstReached (0:
+// none) are the bracket measured, and Right says the prediction is in it.
+type MemoryFit struct {
+	Role         string  `json:"role"`
+	LimitMiB     float64 `json:"limit_mib"`
+	BaseMiB      float64 `json:"base_mib"`
+	PerClientKiB float64 `json:"per_client_kib"`
+	Fitted       []int   `json:"fitted"`
+	Predicted    float64 `json:"predicted_clients"`
+	LastUnder    int     `json:"last_under"`
+	FirstReached int     `json:"first_reached"`
+	Right        bool    `json:"right"`
+	Problem      string  `json:"problem,omitempty"`
 }
 
 // CapacityStep is one step: Clients concurrent slow clients. ClientCPUs
@@ -242,6 +286,10 @@ type CapacityStep struct {
 	AppCPUPercent      *float64 `json:"app_cpu_percent,omitempty"`
 	ClientCPUPercent   *float64 `json:"client_cpu_percent,omitempty"`
 	OOMKilled          []string `json:"oom_killed,omitempty"`
+	// AppFDsPeak and ProxyFDsPeak are the descriptors the app's and the
+	// proxy's processes held open at most (medians over valid runs).
+	AppFDsPeak   *float64 `json:"app_fds_peak,omitempty"`
+	ProxyFDsPeak *float64 `json:"proxy_fds_peak,omitempty"`
 	// SlowOutcomes counts the slow clients of the sound runs by outcome
 	// (load.Download.Outcome): what a step's thousands of connections
 	// got, held or closed by a server at its limit.

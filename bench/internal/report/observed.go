@@ -47,6 +47,9 @@ type ResourceSummary struct {
 	ThrottledMs    float64 `json:"throttled_ms"`
 	MaxMemoryMiB   float64 `json:"max_memory_mib"`
 	Samples        int     `json:"samples"`
+	// MaxFDs is the most descriptors the role's processes held open at
+	// once (the app's and the proxy's; 0 when unread).
+	MaxFDs int `json:"max_fds,omitempty"`
 }
 
 // WorkerWaits is the share of samples a worker spent in each state.

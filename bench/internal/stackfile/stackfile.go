@@ -163,9 +163,21 @@ type Requires struct {
 	SlowUploads       int `yaml:"slow_uploads"`
 	SlowHeaders       int `yaml:"slow_headers"`
 	SilentConnections int `yaml:"silent_connections"`
+	// SlowReadKiBs is the slow readers' pace in KiB/s; 0 is
+	// DefaultSlowReadKiBs, article A's 2 MiB/s. Hundreds of readers read
+	// slowly: the check's last step reads at most MaxTotalReadKiBs.
+	SlowReadKiBs int `yaml:"slow_read_kib_s"`
 	// FastP95Ms bounds the fast path's p95 at every step up to a
 	// requirement; 0 is DefaultFastP95Ms.
 	FastP95Ms float64 `yaml:"fast_p95_ms"`
+}
+
+// ReadKiBs is SlowReadKiBs or its default.
+func (r Requires) ReadKiBs() int {
+	if r.SlowReadKiBs == 0 {
+		return DefaultSlowReadKiBs
+	}
+	return r.SlowReadKiBs
 }
 
 // DefaultFastP95Ms is the matrix's stall line: a fast path over a second

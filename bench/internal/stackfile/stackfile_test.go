@@ -180,3 +180,36 @@ func flowSeq(xs []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// Past 15 the steps double, the requirement is a step of its own and the
+// last is the next doubling past it, within the step limit.
+func TestSteps(t *testing.T) {
+	seq := func(n int) []int {
+		var s []int
+		for i := 1; i <= n; i++ {
+			s = append(s, i)
+		}
+		return s
+	}
+	assert.Empty(t, Steps(0, ReaderStepLimit))
+	assert.Equal(t, []int{1, 2, 3}, Steps(2, ReaderStepLimit))
+	assert.Equal(t, seq(16), Steps(15, ReaderStepLimit), "15 steps to 16 as before")
+	assert.Equal(t, append(seq(16), 32), Steps(16, ReaderStepLimit))
+	assert.Equal(t, append(seq(16), 32, 64, 128, 256, 300, 512), Steps(300, ReaderStepLimit))
+	assert.Equal(t, append(seq(16), 32, 64, 128, 256, 512, 1000, 1024), Steps(MaxSlowReaders, ReaderStepLimit))
+	assert.Equal(t, 8192, LastStep(MaxHeldClients, HeldStepLimit))
+	assert.Equal(t, 1024, LastStep(MaxSlowReaders, ReaderStepLimit))
+}
+
+// Hundreds of slow readers are accepted when they read slowly enough.
+func TestHundredsOfSlowReaders(t *testing.T) {
+	f, err := Parse([]byte(`
+name: x
+app: {dir: shop, module: shop:app, server: [gunicorn]}
+paths: {fast: {path: /healthz}, large: {path: /export, bytes: 1048576}}
+requires: {slow_readers: 300, slow_read_kib_s: 32, silent_connections: 5000}
+`), stacks)
+	require.NoError(t, err)
+	assert.Equal(t, 32, f.Requires.ReadKiBs())
+	assert.Equal(t, 2048, Requires{}.ReadKiBs(), "article A's 2 MiB/s by default")
+}

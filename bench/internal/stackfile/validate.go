@@ -14,19 +14,39 @@ import (
 
 // Bounds of a stack file's fields.
 const (
-	// MaxClients bounds each requirement: the check steps to the
-	// requirement plus one, and the matrix's client runs at most 16 slow
-	// clients.
+	// MaxClients bounds the slow uploads required: the check steps to
+	// the requirement plus one, and 16 uploads of article A's 2 MiB/s are
+	// what the machine carries.
 	MaxClients = 15
-	MaxP95Ms   = 60_000
-	MinCPUs    = 0.1
-	MaxCPUs    = 2
-	MinMemMiB  = 32
-	MaxMemMiB  = 4096
+	// MaxSlowReaders bounds the slow readers required, and MaxHeldClients
+	// the slow headers and silent connections: past 15 the check steps
+	// geometrically, its last step the next doubling past the
+	// requirement (1,024 readers, 8,192 held connections at most).
+	MaxSlowReaders = 1000
+	MaxHeldClients = 5000
+	// ReaderStepLimit and HeldStepLimit are the most slow readers and
+	// held connections a step runs (package engine's MaxDownloads and
+	// MaxHeldConns; its tests hold them equal).
+	ReaderStepLimit = 1024
+	HeldStepLimit   = 10000
+	// DefaultSlowReadKiBs is requires.slow_read_kib_s's default, article
+	// A's 2 MiB/s; MaxTotalReadKiBs bounds what the check's largest step
+	// reads in all (16 readers at 2 MiB/s), so that hundreds of readers
+	// read slowly, as mobile readers do.
+	DefaultSlowReadKiBs = 2048
+	MaxTotalReadKiBs    = 32768
+	// MaxReadSeconds bounds how long a slow reader takes to read
+	// paths.large at its pace, within the client's 60 s download timeout.
+	MaxReadSeconds = 50
+	MaxP95Ms       = 60_000
+	MinCPUs        = 0.1
+	MaxCPUs        = 2
+	MinMemMiB      = 32
+	MaxMemMiB      = 4096
 	// ProxyListen is where NGINX listens in the pod, custom configs too.
 	ProxyListen = "127.0.0.1:8080"
-	// MaxLargeBytes bounds paths.large.bytes: a slow reader reads at
-	// 2 MiB/s within the client's 60 s download timeout.
+	// MaxLargeBytes bounds paths.large.bytes: a slow reader reads it at
+	// 2 MiB/s within MaxReadSeconds.
 	MaxLargeBytes = 100 << 20
 )
 
@@ -98,12 +118,26 @@ func (f File) check() (*Tree, error) {
 	}
 	r := f.Requires
 	required := false
-	for field, n := range map[string]int{"slow_readers": r.SlowReaders, "slow_uploads": r.SlowUploads,
-		"slow_headers": r.SlowHeaders, "silent_connections": r.SilentConnections} {
-		if n < 0 || n > MaxClients {
-			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", MaxClients))
+	for field, b := range map[string][2]int{"slow_readers": {r.SlowReaders, MaxSlowReaders}, "slow_uploads": {r.SlowUploads, MaxClients},
+		"slow_headers": {r.SlowHeaders, MaxHeldClients}, "silent_connections": {r.SilentConnections, MaxHeldClients}} {
+		if n, most := b[0], b[1]; n < 0 || n > most {
+			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", most))
 		}
-		required = required || n > 0
+		required = required || b[0] > 0
+	}
+	rate := r.ReadKiBs()
+	last := LastStep(r.SlowReaders, ReaderStepLimit)
+	switch {
+	case r.SlowReadKiBs < 0 || r.SlowReadKiBs > DefaultSlowReadKiBs:
+		bad("requires.slow_read_kib_s", r.SlowReadKiBs, fmt.Sprintf("0 (the default, %d) to %d KiB/s", DefaultSlowReadKiBs, DefaultSlowReadKiBs))
+	case r.SlowReaders <= 0 || r.SlowReaders > MaxSlowReaders:
+		// no readers to pace, or already refused
+	case last*rate > MaxTotalReadKiBs:
+		bad("requires.slow_read_kib_s", rate, fmt.Sprintf("at most %d KiB/s for %d slow readers: the check's last step, %d readers, may read %d KiB/s in all",
+			MaxTotalReadKiBs/last, r.SlowReaders, last, MaxTotalReadKiBs))
+	case f.Paths.Large != nil && f.Paths.Large.Bytes > int64(rate)*1024*MaxReadSeconds:
+		bad("requires.slow_read_kib_s", rate, fmt.Sprintf("at least %d KiB/s: a slow reader reads paths.large (%d bytes) within %d s",
+			(f.Paths.Large.Bytes+1024*MaxReadSeconds-1)/(1024*MaxReadSeconds), f.Paths.Large.Bytes, MaxReadSeconds))
 	}
 	if !required {
 		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections above 0")
@@ -368,4 +402,48 @@ func show(v any) string {
 		return fmt.Sprintf("%q", x)
 	}
 	return fmt.Sprint(v)
+}
+
+// LinearSteps is how far a stack check steps one slow client at a time.
+const LinearSteps = 16
+
+// Steps are a stack check's steps for required slow clients: 1, 2, … up
+// to the requirement plus one while that is at most LinearSteps; past it
+// they double from LinearSteps (32, 64, …), the requirement itself is a
+// step, and the last is the next doubling past it, within limit (the
+// most clients a step runs): a bracket, as slowhttptest's. 0 requires
+// none.
+func Steps(required, limit int) []int {
+	if required <= 0 {
+		return nil
+	}
+	var out []int
+	for n := 1; n <= min(required+1, LinearSteps); n++ {
+		out = append(out, n)
+	}
+	if required < LinearSteps {
+		return out
+	}
+	for n := 2 * LinearSteps; n < required; n *= 2 {
+		out = append(out, n)
+	}
+	if required > out[len(out)-1] {
+		out = append(out, required)
+	}
+	next := LinearSteps
+	for next <= required {
+		next *= 2
+	}
+	if next <= limit {
+		out = append(out, next)
+	}
+	return out
+}
+
+// LastStep is the last of Steps(required, limit), 0 for none.
+func LastStep(required, limit int) int {
+	if s := Steps(required, limit); len(s) > 0 {
+		return s[len(s)-1]
+	}
+	return 0
 }

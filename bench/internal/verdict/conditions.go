@@ -46,7 +46,7 @@ func sampled(name string, f func(report.Condition) *float64) Metric {
 // record of).
 func withDownloads(m Metric) Metric {
 	return Metric{m.Name, func(c report.Condition) (float64, error) {
-		if c.SlowKind == "headers" || c.SlowKind == "silent" {
+		if c.SlowKind == "headers" || c.SlowKind == "silent" || c.SlowKind == "idle" {
 			return 0, fmt.Errorf("%s slow clients hold a connection and have no %s", c.SlowKind, m.Name)
 		}
 		if c.DownloadsComplete == 0 {

@@ -56,19 +56,21 @@ func Step(s report.Condition, boundMs float64) (state StepState, measured float6
 }
 
 // StackRequirement holds when the fast path held its bound at every step
-// from baseline (0 slow clients) up to required slow clients: steps[n-1]
-// is the condition of n clients. Steps past the first broken one are
-// never run, and need not be; a step missing before any broke, or one
-// without a sound run or still undecided, is missing data. The measured
-// value is the most slow clients under which it held (-1 when even the
-// baseline broke).
-func StackRequirement(baseline string, steps []string, required int, boundMs float64) Check {
-	return stackReq{baseline, steps, required, boundMs}
+// from baseline (0 slow clients) up to required slow clients: steps[i] is
+// the condition of clients[i] clients (one at a time, then geometric:
+// stackfile.Steps). Steps past the first broken one are never run, and
+// need not be; a step missing before any broke, or one without a sound
+// run or still undecided, is missing data. The measured value is the
+// most slow clients under which it held (-1 when even the baseline
+// broke): with the first broken step, the bracket.
+func StackRequirement(baseline string, steps []string, clients []int, required int, boundMs float64) Check {
+	return stackReq{baseline, steps, clients, required, boundMs}
 }
 
 type stackReq struct {
 	baseline string
 	steps    []string
+	clients  []int
 	required int
 	bound    float64
 }
@@ -77,9 +79,14 @@ func (r stackReq) Needs() []string { return []string{r.baseline} }
 
 func (r stackReq) Eval(d Data) (Outcome, error) {
 	th := fmt.Sprintf(">= %d (fast p95 <= %g ms and nothing failed at every step up to it)", r.required, r.bound)
+	if len(r.steps) != len(r.clients) {
+		return Outcome{}, fmt.Errorf("%d steps for %d client counts", len(r.steps), len(r.clients))
+	}
 	ids := append([]string{r.baseline}, r.steps...)
+	clients := append([]int{0}, r.clients...)
 	held := -1
-	for n, id := range ids {
+	for i, id := range ids {
+		n := clients[i]
 		s, ok := d.Conditions[id]
 		if !ok {
 			if n > r.required {

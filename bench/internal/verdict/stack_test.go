@@ -52,7 +52,7 @@ func TestStep(t *testing.T) {
 // sound run fails as missing; steps past the first broken one need not run.
 func TestStackRequirement(t *testing.T) {
 	steps := []string{"s1", "s2", "s3"}
-	check := StackRequirement("s0", steps, 2, 50)
+	check := StackRequirement("s0", steps, []int{1, 2, 3}, 2, 50)
 	data := func(cs ...report.Condition) Data {
 		d := Data{Conditions: map[string]report.Condition{}}
 		for _, c := range cs {
@@ -97,4 +97,20 @@ func TestStackRequirement(t *testing.T) {
 
 	c = claim(data())
 	assert.Equal(t, report.StatusNotRun, c.Status, "a check never started is not run")
+}
+
+// Past 16 the steps are geometric: the measured value is the clients of
+// the last step held, the bracket's lower side.
+func TestStackRequirementGeometric(t *testing.T) {
+	steps := []string{"s16", "s32", "s40", "s64"}
+	check := StackRequirement("s0", steps, []int{16, 32, 40, 64}, 40, 50)
+	d := Data{Conditions: map[string]report.Condition{}}
+	for _, c := range []report.Condition{runs("s0", 0, 2), runs("s16", 0, 2), runs("s32", 0, 3), runs("s40", 0, 5900, 5800)} {
+		d.Conditions[c.ID] = c
+	}
+	c := Evaluate([]Verdict{{ID: "r", Kind: Lab, Check: check}}, d)[0]
+	assert.Equal(t, report.StatusFails, c.Status, "broken at the requirement, 40")
+	assert.EqualValues(t, 32, c.Measured, "held up to 32: the bracket is 32 to 40")
+	bad := StackRequirement("s0", steps, []int{16, 32}, 40, 50)
+	assert.Equal(t, report.StatusMissing, Evaluate([]Verdict{{ID: "r", Kind: Lab, Check: bad}}, d)[0].Status, "steps and counts must pair")
 }
