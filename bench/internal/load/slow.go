@@ -193,14 +193,13 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 	lines := []string{"GET " + u.RequestURI() + " HTTP/1.1\r\n", "Host: " + u.Host + "\r\n", "X-Lab-Id: " + id + "\r\n"}
 	deadline := time.NewTimer(spec.HoldFor)
 	defer deadline.Stop()
-	var tick <-chan time.Time
-	if spec.SlowKind == KindHeaders {
-		t := time.NewTicker(spec.HeaderGap)
-		defer t.Stop()
-		tick = t.C
-		n, _ := io.WriteString(conn, lines[0])
-		d.Bytes += int64(n)
-	}
+	// hold serves KindHeaders alone (silent and idle connections are
+	// quiet's): the request line now, a header line every HeaderGap.
+	ticker := time.NewTicker(spec.HeaderGap)
+	defer ticker.Stop()
+	tick := ticker.C
+	n, _ := io.WriteString(conn, lines[0])
+	d.Bytes += int64(n)
 	var end serverEnd
 	var sendErr error
 	for k := 1; sendErr == nil; k++ {
