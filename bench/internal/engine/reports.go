@@ -150,6 +150,20 @@ func rawRun(id string, k int) string {
 	return filepath.Join("raw", fmt.Sprintf("%s-run%d.json", id, k))
 }
 
+// Runs are the series' runs of condition id so far, in the order they
+// were added.
+func (r *Reports) Runs(id string) []report.Run {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []report.Run
+	for _, run := range r.runs {
+		if run.Condition == id {
+			out = append(out, run)
+		}
+	}
+	return out
+}
+
 // Conditions summarizes every condition that has runs.
 func (r *Reports) Conditions() []report.Condition {
 	r.mu.Lock()

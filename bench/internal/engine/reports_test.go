@@ -57,6 +57,8 @@ func TestReportsAppendThenFlush(t *testing.T) {
 	var runs []report.Run
 	readJSONFile(t, filepath.Join(dir, "runs.json"), &runs)
 	assert.Len(t, runs, 3)
+	assert.Len(t, r.Runs(c.ID), 3, "the series' runs of c, before and after Flush")
+	assert.Empty(t, r.Runs(ArticleA[1].ID))
 	info, err := os.Stat(filepath.Join(dir, "runs.json"))
 	require.NoError(t, err)
 	require.NoError(t, r.Flush())
