@@ -264,23 +264,28 @@ const (
 // took at most WriteEndMaxWiden (a sampler delayed on a busy machine
 // widens the interval the check allows, it never moves the instant it
 // assumes); -1 if none: the download goes unchecked, and a check with no
-// download checked is missing data.
+// download checked is missing data. A sample whose sockets the sampler
+// did not keep one by one (Conns nil: probe.Series.addSockets) cannot
+// check anything and is passed over, never read as empty queues.
 func writeEndSample(samples []probe.SocketSample, end int64) int {
 	first := slices.IndexFunc(samples, func(ss probe.SocketSample) bool { return ss.UnixNano >= end })
 	if first < 0 {
 		return -1
 	}
-	best := first
+	read := func(k int) time.Duration { return time.Duration(samples[k].DoneUnixNano - samples[k].UnixNano) }
+	best := -1
 	for k := first; k < min(first+10, len(samples)); k++ {
-		d := time.Duration(samples[k].DoneUnixNano - samples[k].UnixNano)
-		if d <= WriteEndMaxRead {
+		if samples[k].Conns == nil {
+			continue
+		}
+		if read(k) <= WriteEndMaxRead {
 			return k
 		}
-		if d < time.Duration(samples[best].DoneUnixNano-samples[best].UnixNano) {
+		if best < 0 || read(k) < read(best) {
 			best = k
 		}
 	}
-	if time.Duration(samples[best].DoneUnixNano-samples[best].UnixNano) > WriteEndMaxWiden {
+	if best < 0 || read(best) > WriteEndMaxWiden {
 		return -1
 	}
 	return best

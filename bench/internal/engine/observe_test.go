@@ -119,6 +119,15 @@ func TestWriteEndCheckFollowsTheRead(t *testing.T) {
 	assert.EqualValues(t, 800, q.AtMs, "the first quick read after the write end")
 	assert.Zero(t, m)
 
+	// A sample whose sockets the sampler left out (past its bounds) is
+	// passed over, not read as empty queues; alone, it checks nothing.
+	omitted := sample(510, 520, unread(520))
+	omitted.Conns = nil
+	q, m = check(omitted, sample(800, 804, unread(802)))
+	assert.EqualValues(t, 800, q.AtMs, "the first kept sample after the write end")
+	assert.Zero(t, m)
+	assert.Empty(t, observe(omitted))
+
 	// A 270 ms read alone is too wide to tell: the download goes unchecked.
 	assert.Empty(t, observe(sample(510, 780, unread(780))))
 

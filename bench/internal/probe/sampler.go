@@ -27,7 +27,20 @@ const (
 	// MaxConns bounds the queued sockets a socket sample keeps one by
 	// one: the scale column's 1,024 readers behind a proxy queue on at
 	// most 4,096 sockets.
-	MaxConns           = 4608
+	MaxConns = 4608
+	// ConnsPerSample and MaxConnRecords bound what a series keeps one
+	// by one over a run: a sample with n queued sockets keeps them only
+	// every 1 + n/ConnsPerSample socket samples (the hops' sums every
+	// time), and none once the series holds MaxConnRecords (600,000
+	// records: about 30 MiB held, 55 MiB encoded). 1,024 readers behind
+	// lighttpd or Varnish queue on about 4,000 sockets for 24 s: kept at
+	// every read of the table, over a million records, and the sampler
+	// was OOM-killed at 256 MiB (scale-read-...-lighttpd-1024 and
+	// -varnish-1024, scale-idle-gunicorn-sync-2-caddy-buffered-4096,
+	// 2026-12-03). Article A's loads, the matrix's 16 clients and make
+	// test's 256 readers (512 queued sockets) keep every sample whole.
+	ConnsPerSample     = 1024
+	MaxConnRecords     = 600_000
 	DefaultMaxDuration = 120 * time.Second
 	// DefaultRefreshEvery is how many ticks pass between process listings:
 	// workers live for the whole run, so listing /proc every tick would
@@ -187,9 +200,11 @@ type Series struct {
 	// past SocketsPerTick sockets it is read every 1 + size /
 	// SocketsPerTick ticks, its size being the last read's.
 	SocketSkips int `json:"socket_skips,omitempty"`
-	// ConnsOmitted counts the socket samples whose queued sockets were
-	// more than MaxConns: their Conns are left out, their Hops kept.
+	// ConnsOmitted counts the socket samples whose Conns were left out
+	// (addSockets), their Hops kept.
 	ConnsOmitted int `json:"conns_omitted,omitempty"`
+	// connRecords counts the Conns the series kept.
+	connRecords int
 	// Errors are sampling failures that did not stop the series (e.g. a
 	// cgroup file unreadable on this engine), each once.
 	Errors []string `json:"errors,omitempty"`
@@ -365,6 +380,24 @@ func sampleFDs(s *Series, spec SamplerSpec, fr *files, now int64, note func(erro
 	}
 }
 
+// addSockets appends socket sample ss to s, its queued sockets one by
+// one only when the bounds allow: none past MaxConns or past the series'
+// MaxConnRecords, and past ConnsPerSample only every 1 + n/ConnsPerSample
+// samples. Thousands of held connections that each queue a byte (a
+// client's FIN a stalled server has not read), or of slow readers: the
+// hops' sums say it, and a record of them all would be hundreds of MiB a
+// run.
+func (s *Series) addSockets(ss SocketSample) {
+	n := len(ss.Conns)
+	if n <= MaxConns && s.connRecords+n <= MaxConnRecords && len(s.Sockets)%(1+n/ConnsPerSample) == 0 {
+		s.connRecords += n
+	} else {
+		ss.Conns = nil
+		s.ConnsOmitted++
+	}
+	s.Sockets = append(s.Sockets, ss)
+}
+
 // sampleSockets reads the socket table into s and returns its size.
 func sampleSockets(s *Series, spec SamplerSpec, diag *Diag, note func(error)) int {
 	// The socket read keeps its own times: the reads before it may have
@@ -376,17 +409,7 @@ func sampleSockets(s *Series, spec SamplerSpec, diag *Diag, note func(error)) in
 		return 0
 	}
 	ss := SocketSample{UnixNano: readAt, DoneUnixNano: time.Now().UnixNano(), Hops: SumByHop(socks, spec.AppPort, spec.ProxyPort), Conns: []Conn{}}
-	defer func() {
-		if len(ss.Conns) > MaxConns {
-			// Thousands of held connections that each queue a byte (a
-			// client's FIN a stalled server has not read): the hops'
-			// sums say it, and a record of them all would be hundreds
-			// of MiB a run.
-			ss.Conns = nil
-			s.ConnsOmitted++
-		}
-		s.Sockets = append(s.Sockets, ss)
-	}()
+	defer func() { s.addSockets(ss) }()
 	for _, k := range socks {
 		// A socket with nothing queued adds nothing to a hop's bytes,
 		// and a series of ten thousand held connections would keep
