@@ -20,7 +20,7 @@ func f(v float64) *float64 { return &v }
 func goodA() map[string]report.Condition {
 	cs := map[string]report.Condition{}
 	add := func(id string, dl int, p95, write, peak, least, most float64) {
-		c := report.Condition{ID: id, Downloads: dl, RunsTotal: 3, RunsValid: 3, P95Ms: p95, P95MsRuns: []float64{p95, p95, p95},
+		c := report.Condition{ID: id, Downloads: dl, RunsTotal: 3, RunsValid: 3, P95Ms: p95, P95MsMin: p95, P95MsMax: p95, P95MsRuns: []float64{p95, p95, p95},
 			RequestsOK: 216, RequestsTotal: 216, TempfilePeakMiB: f(peak), TempfilePeakMiBMax: f(peak),
 			AppCPUPercent: f(0.45), AppWorkerSendShareMin: f(least), AppWorkerSendShareMax: f(most)}
 		if dl > 0 {
@@ -128,7 +128,9 @@ func setRate(cell, gen string, rate float64) func(*Data) {
 	}
 }
 
-func p95(v float64) func(*report.Condition)   { return func(c *report.Condition) { c.P95Ms = v } }
+func p95(v float64) func(*report.Condition) {
+	return func(c *report.Condition) { c.P95Ms, c.P95MsMin, c.P95MsMax, c.P95MsRuns = v, v, v, []float64{v, v, v} }
+}
 func write(v float64) func(*report.Condition) { return func(c *report.Condition) { c.WriteS = v } }
 
 // contrary makes each verdict's data say the opposite: the verdict must fail.
@@ -443,4 +445,28 @@ func TestStallsFirstWhenNeitherStalls(t *testing.T) {
 	assert.Contains(t, c.Threshold, "never stalls")
 	_, err := json.Marshal(c)
 	assert.NoError(t, err)
+}
+
+// Grows reads each cell's least run: one run a busy host slowed (the 4
+// MiB cell at 61.2 and 2.41 ms, its median 31.8 ms against the 8 MiB
+// cell's 2.45, a make test of 2026-12-03) does not break the row, and a
+// row whose runs all fall still fails.
+func TestGrowsReadsTheLeastRun(t *testing.T) {
+	ids := []string{"s4", "s8", "s12", "s16", "s24"}
+	row := func(runs ...[2]float64) Data {
+		d := Data{Conditions: map[string]report.Condition{}}
+		for i, r := range runs {
+			lo, hi := min(r[0], r[1]), max(r[0], r[1])
+			d.Conditions[ids[i]] = report.Condition{ID: ids[i], Downloads: 2, RunsTotal: 2, RunsValid: 2,
+				P95Ms: (lo + hi) / 2, P95MsMin: lo, P95MsMax: hi, P95MsRuns: []float64{r[0], r[1]}}
+		}
+		return d
+	}
+	v := Verdict{ID: "grows", Kind: Lab, Check: Grows(ids...)}
+	ci := row([2]float64{61.17, 2.41}, [2]float64{2.55, 2.36}, [2]float64{1528, 2088}, [2]float64{3762, 4340}, [2]float64{8231, 7722})
+	c := Evaluate([]Verdict{v}, ci)[0]
+	assert.Equal(t, report.StatusHolds, c.Status, "%+v", c)
+	assert.InDelta(t, 7722/2.41, c.Measured, 1)
+	falls := row([2]float64{2.4, 2.5}, [2]float64{2100, 2200}, [2]float64{900, 950}, [2]float64{3762, 4340}, [2]float64{8231, 7722})
+	assert.Equal(t, report.StatusFails, Evaluate([]Verdict{v}, falls)[0].Status, "2,100 ms at 8 MiB, 900 at 12")
 }
