@@ -122,9 +122,10 @@ func burn(n int, delay, d time.Duration) {
 //   - quiet: a quiet series redoes nothing for the host: no attempt is
 //     discarded for the CPU outside the lab, and none but for the
 //     client's own stall (its lag or its throttling:
-//     assertQuietDiscards); no unit is given up on. The quiet series is TestArticleA's runs of the
-//     two conditions when it ran them in this process under the default
-//     safety stop and redo rule (make test), else a series of its own.
+//     assertQuietDiscards); no unit is given up on. The quiet series is
+//     TestArticleA's runs of the two conditions when it ran them in this
+//     process under the default safety stop and redo rule (make test),
+//     else a series of its own.
 //   - burner: a series with a CPU burner beside the first attempt of each
 //     condition's first run discards each of those attempts as disturbed
 //     (the CPU outside the lab held above the bound), records it with its
@@ -144,30 +145,26 @@ func TestRedo(t *testing.T) {
 	var quiet map[string][]report.Run
 	var quietClaims []report.Claim
 	t.Run("quiet", func(t *testing.T) {
-		if runs, aborts, tooBusy, ok := articleQuiet(conds); ok {
+		reports := lab.Reports
+		runs, aborts, tooBusy, ok := articleQuiet(conds)
+		if ok {
 			t.Log("the quiet series: TestArticleA's runs in this process")
 			for _, c := range conds {
 				for _, r := range runs[c.ID] {
 					logRun(t, c.ID, r)
 				}
 			}
-			quiet, quietClaims = runs, lab.Reports.Claims(engine.TableA.ID)
-			if quietClaims == nil { // TestArticleA/claims filtered out
-				var err error
-				quietClaims, err = lab.Reports.Evaluate(engine.TableA.ID, engine.TableA.Verdicts)
-				require.NoError(t, err)
-			}
-			assertQuietDiscards(t, aborts, nil)
-			assert.Empty(t, tooBusy)
-			return
+		} else {
+			l, e := redoLab(t)
+			runs = redoSeries(t, l, conds)
+			reports, aborts, tooBusy = l.Reports, e.Safety.Aborts, e.Safety.TooBusy
 		}
-		l, e := redoLab(t)
-		quiet = redoSeries(t, l, conds)
-		assertQuietDiscards(t, e.Safety.Aborts, nil)
-		assert.Empty(t, e.Safety.TooBusy)
+		assertQuietDiscards(t, aborts, nil)
+		assert.Empty(t, tooBusy)
 		var err error
-		quietClaims, err = l.Reports.Evaluate(engine.TableA.ID, engine.TableA.Verdicts)
+		quietClaims, err = reports.Evaluate(engine.TableA.ID, engine.TableA.Verdicts)
 		require.NoError(t, err)
+		quiet = runs
 	})
 	t.Run("burner", func(t *testing.T) {
 		if quiet == nil {
