@@ -14,6 +14,6 @@ import (
 //
 //	go test ./bench -run 'TestArticleA/direct-2dl' -v
 func TestArticleA(t *testing.T) {
-	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, validRun)
+	runConditions(t, lab.Settings.Plan().Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }, validRun, lab.Settings.Plan().Settle)
 	assertTable(t, engine.TableA)
 }

@@ -23,7 +23,7 @@ import (
 //	go test ./bench -run 'TestArticleA/nginx-on-2dl$|TestExhaustion' -v
 func TestExhaustion(t *testing.T) {
 	plan := lab.Settings.Plan()
-	runConditions(t, plan.Exhaustion, func(engine.Condition) int { return plan.ExhaustionRuns }, soundRun)
+	runConditions(t, plan.Exhaustion, func(engine.Condition) int { return plan.ExhaustionRuns }, soundRun, false)
 	assertTable(t, engine.TableExhaustion)
 }
 

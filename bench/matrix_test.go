@@ -24,7 +24,7 @@ import (
 //	go test ./bench -run 'TestMatrix/matrix-slow-read-gunicorn-gevent-2-direct' -v
 func TestMatrix(t *testing.T) {
 	plan := lab.Settings.Plan()
-	runConditions(t, plan.Matrix, func(engine.Condition) int { return plan.MatrixRuns }, soundRun)
+	runConditions(t, plan.Matrix, func(engine.Condition) int { return plan.MatrixRuns }, soundRun, false)
 	assertTable(t, engine.TableMatrix)
 }
 

@@ -14,6 +14,6 @@ import (
 //	go test ./bench -run 'TestStream/stream-nginx-on-gzip$' -v
 func TestStream(t *testing.T) {
 	plan := lab.Settings.Plan()
-	runConditions(t, plan.Streams, func(engine.Condition) int { return plan.StreamRuns }, soundRun)
+	runConditions(t, plan.Streams, func(engine.Condition) int { return plan.StreamRuns }, soundRun, false)
 	assertTable(t, engine.TableStream)
 }

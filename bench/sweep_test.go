@@ -15,6 +15,6 @@ import (
 //	go test ./bench -run 'TestArticleA/(direct|nginx-off)-2dl$|TestSweep' -v
 func TestSweep(t *testing.T) {
 	plan := lab.Settings.Plan()
-	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, validRun)
+	runConditions(t, plan.Sweep, func(engine.Condition) int { return plan.SweepRuns }, validRun, false)
 	assertTable(t, engine.TableSweep)
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -57,7 +58,11 @@ var (
 // times, each run a subtest run<k> asserting judge(run), and writes the
 // sampler's series once per condition. Each run declares the one after
 // it, whose pod then starts during the run's collection and teardown.
-func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, judge func(report.Run) bool) {
+// With settle (engine.Plan.Settle), a condition stops before runs(c) once
+// more runs cannot change a verdict that reads it (Reports.Settled), and
+// the run after one that may settle it (engine.MaySettle) declares the
+// next condition's first.
+func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Condition) int, judge func(report.Run) bool, settle bool) {
 	type unit struct {
 		c engine.Condition
 		k int
@@ -68,22 +73,34 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 			order = append(order, unit{c, k})
 		}
 	}
+	planned := lab.Settings.Plan().Planned(lab.Settings.Runs)
 	// A pod opened for a run a -run filter skips goes before the next
 	// test, which may open pods of its own.
 	defer lab.DiscardAhead()
 	for i := 0; i < len(order); {
 		c, n := order[i].c, runs(order[i].c)
+		may := settle && engine.MaySettle(c.ID, planned)
 		t.Run(c.ID, func(t *testing.T) {
 			for k := 1; k <= n; k++ {
 				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
-					if j := i + k; j < len(order) {
-						lab.Then(order[j].c, order[j].k)
+					next := i + k
+					if may && k < n && 2*k > n {
+						next = i + n // it may settle after this run
+					}
+					if next < len(order) {
+						lab.Then(order[next].c, order[next].k)
 					}
 					r, err := lab.RunA(t, c, k)
 					require.NoError(t, err)
 					job.RunDone(t.Log, t.Name(), c.ID, engine.UnitA(c, k), k, n, engine.RunLine(c, r))
 					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
+				if may && k < n {
+					if ok, read := lab.Reports.Settled(c.ID, planned); ok {
+						t.Logf("%s: settled after %d of %d runs: more could not change %s", c.ID, k, n, strings.Join(read, ", "))
+						break
+					}
+				}
 			}
 			require.NoError(t, lab.Reports.Flush())
 		})

@@ -47,8 +47,42 @@ type Plan struct {
 	// ExhaustionRuns times.
 	Exhaustion     []Condition
 	ExhaustionRuns int
+	// Settle lets article A's conditions stop before LAB_RUNS once more
+	// runs cannot change a verdict (Reports.Settled): "ci" only, and
+	// never on a shard, whose other shards' conditions it cannot see.
+	Settle bool
 }
 
+// Planned is how many runs the plan takes of each condition, article A's
+// at runs (LAB_RUNS) each, or their MinRuns.
+func (p Plan) Planned(runs int) map[string]int {
+	out := map[string]int{}
+	for _, c := range p.Conditions {
+		out[c.ID] = c.Runs(runs)
+	}
+	for _, part := range []struct {
+		cs []Condition
+		n  int
+	}{{p.Sweep, p.SweepRuns}, {p.Matrix, p.MatrixRuns}, {p.Streams, p.StreamRuns}, {p.Exhaustion, p.ExhaustionRuns}} {
+		for _, c := range part.cs {
+			out[c.ID] = part.n
+		}
+	}
+	return out
+}
+
+// Settling (ci's Settle): article A's runs are the article's 3 a
+// condition, but a condition whose every verdict reads a median of its
+// runs against a bound stops at 2 once those two decide it: the median of
+// 3 lies between them whatever the third measures, so the verdict cannot
+// change (Reports.Settled, verdict.HoldsWhatever). Seven conditions may
+// (direct-0dl, nginx-on-0dl, nginx-on-1dl, the three pilots under stock
+// and the buffering-off pilot under article-host): their margins are stark
+// (an idle p95 of 1.5 to 2.5 ms against 10; a stalled one of seconds
+// against 1,000). The others are read by a figure of every run (no temp
+// file in any), by the sweep's and the matrix's own checks, or by an
+// ordering against a condition run later, and take all their runs.
+//
 // Plans by LAB_PROFILE. "full" (make repro) runs article A's table and
 // the whole sweep under both TCP profiles, and the front doors' sweep
 // (FrontDoorSweep), 3 runs per sweep cell. "ci"
@@ -106,6 +140,7 @@ var Plans = map[string]Plan{
 		StreamRuns:     1,
 		Exhaustion:     append(Pick(ExhaustionTable, TempLimitID(TempLimitPast), FullTempID(FullTempReaders)), ScaleCIStep()),
 		ExhaustionRuns: 1,
+		Settle:         true,
 	},
 }
 

@@ -80,5 +80,6 @@ func (p Plan) Shard(s Shard) Plan {
 		return slices.DeleteFunc(slices.Clone(cs), func(c Condition) bool { return !s.Owns(place[c.ID]) })
 	}
 	p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion = keep(p.Conditions), keep(p.Sweep), keep(p.Matrix), keep(p.Streams), keep(p.Exhaustion)
+	p.Settle = false
 	return p
 }

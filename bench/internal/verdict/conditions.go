@@ -12,13 +12,33 @@ import (
 type Metric struct {
 	Name string
 	of   func(report.Condition) (float64, error)
+	// over is how the summary folds the runs' own figures into this one:
+	// their median, their largest or their least; or in a way no bound
+	// is kept for (the zero value: sums, shares of runs).
+	over fold
+}
+
+// fold is how a summary's figure comes from its runs' (Metric.over).
+type fold int
+
+const (
+	foldOther fold = iota
+	foldMedian
+	foldLargest
+	foldLeast
+)
+
+// folded is m with its figure folded from the runs' by f.
+func folded(m Metric, f fold) Metric {
+	m.over = f
+	return m
 }
 
 var errNoValidRun = errors.New("no valid run")
 
 // measured is a metric every valid run has (latency, write, completion).
 func measured(name string, f func(report.Condition) float64) Metric {
-	return Metric{name, func(c report.Condition) (float64, error) {
+	return Metric{Name: name, over: foldMedian, of: func(c report.Condition) (float64, error) {
 		if c.RunsValid == 0 {
 			return 0, errNoValidRun
 		}
@@ -29,7 +49,7 @@ func measured(name string, f func(report.Condition) float64) Metric {
 // sampled is a metric from the /proc sampler, absent (nil) when a valid
 // run lacked it.
 func sampled(name string, f func(report.Condition) *float64) Metric {
-	return Metric{name, func(c report.Condition) (float64, error) {
+	return Metric{Name: name, over: foldMedian, of: func(c report.Condition) (float64, error) {
 		if c.RunsValid == 0 {
 			return 0, errNoValidRun
 		}
@@ -45,7 +65,7 @@ func sampled(name string, f func(report.Condition) *float64) Metric {
 // clients with a body (not held connections, which the app keeps no
 // record of).
 func withDownloads(m Metric) Metric {
-	return Metric{m.Name, func(c report.Condition) (float64, error) {
+	return Metric{Name: m.Name, over: m.over, of: func(c report.Condition) (float64, error) {
 		if c.SlowKind == "headers" || c.SlowKind == "silent" || c.SlowKind == "idle" {
 			return 0, fmt.Errorf("%s slow clients hold a connection and have no %s", c.SlowKind, m.Name)
 		}
@@ -61,11 +81,11 @@ var (
 	P95 = measured("p95", func(c report.Condition) float64 { return c.P95Ms })
 	// P95Least is the least p95 of a condition's valid runs: what a host
 	// disturbance, which only ever adds latency, leaves of the cell's own.
-	P95Least    = measured("least p95 of the runs", func(c report.Condition) float64 { return c.P95MsMin })
+	P95Least    = folded(measured("least p95 of the runs", func(c report.Condition) float64 { return c.P95MsMin }), foldLeast)
 	WriteS      = withDownloads(measured("write time", func(c report.Condition) float64 { return c.WriteS }))
 	CompletionS = withDownloads(measured("completion time", func(c report.Condition) float64 { return c.CompletionS }))
 	TempPeak    = sampled("temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiB })
-	TempPeakMax = sampled("largest temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiBMax })
+	TempPeakMax = folded(sampled("largest temp-file peak", func(c report.Condition) *float64 { return c.TempfilePeakMiBMax }), foldLargest)
 	// ProxyMemPeak is the proxy container's memory peak, MiB.
 	ProxyMemPeak = sampled("proxy memory peak", func(c report.Condition) *float64 { return c.ProxyMemoryPeakMiB })
 	AppCPU       = sampled("app CPU", func(c report.Condition) *float64 { return c.AppCPUPercent })
@@ -76,7 +96,7 @@ var (
 	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
 	// WriteEndMismatch is the largest report.WriteEndQueues.Mismatch at
 	// the app's write end, unread counted from the client's own reads.
-	WriteEndMismatch = withDownloads(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }))
+	WriteEndMismatch = withDownloads(folded(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }), foldLargest))
 )
 
 // condCheck reads metric m of each condition in ids and judges the values.
@@ -84,6 +104,11 @@ type condCheck struct {
 	ids   []string
 	m     Metric
 	judge func(v []float64) Outcome
+	// convex says that the values judge holds on are a convex set: when
+	// it holds at every corner of a box of values, it holds on the whole
+	// box (HoldsWhatever relies on it). Below, Above, AllAbove, Between,
+	// Zero and Less are: half-lines, half-planes and their intersections.
+	convex bool
 }
 
 func (c condCheck) Needs() []string { return c.ids }
@@ -108,14 +133,14 @@ func (c condCheck) Eval(d Data) (Outcome, error) {
 func Below(id string, m Metric, limit float64) Check {
 	return condCheck{[]string{id}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("< %g", limit), v[0] < limit}
-	}}
+	}, true}
 }
 
 // Above holds when m of condition id is over limit.
 func Above(id string, m Metric, limit float64) Check {
 	return condCheck{[]string{id}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("> %g", limit), v[0] > limit}
-	}}
+	}, true}
 }
 
 // AllAbove holds when m of every condition of ids is over limit; the
@@ -124,21 +149,21 @@ func AllAbove(ids []string, m Metric, limit float64) Check {
 	return condCheck{ids, m, func(v []float64) Outcome {
 		low := slices.Min(v)
 		return Outcome{low, fmt.Sprintf("> %g in each of %d conditions", limit, len(v)), low > limit}
-	}}
+	}, true}
 }
 
 // Between holds when m of condition id is in [lo, hi].
 func Between(id string, m Metric, lo, hi float64) Check {
 	return condCheck{[]string{id}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("%g to %g", lo, hi), v[0] >= lo && v[0] <= hi}
-	}}
+	}, true}
 }
 
 // Zero holds when m of condition id is exactly 0.
 func Zero(id string, m Metric) Check {
 	return condCheck{[]string{id}, m, func(v []float64) Outcome {
 		return Outcome{v[0], "= 0", v[0] == 0}
-	}}
+	}, true}
 }
 
 // Less holds when m of condition a is under m of condition b; the
@@ -146,5 +171,5 @@ func Zero(id string, m Metric) Check {
 func Less(a, b string, m Metric) Check {
 	return condCheck{[]string{a, b}, m, func(v []float64) Outcome {
 		return Outcome{v[0], fmt.Sprintf("< %.4g (%s)", v[1], b), v[0] < v[1]}
-	}}
+	}, true}
 }

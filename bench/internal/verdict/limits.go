@@ -16,7 +16,7 @@ var errNoSoundRun = errors.New("no sound run")
 // SlowPerRun is how many slow clients ended in outcome
 // (load.Download.Outcome) in a sound run, on average over the sound runs.
 func SlowPerRun(outcome string) Metric {
-	return Metric{"slow clients " + outcome + " per run", func(c report.Condition) (float64, error) {
+	return Metric{Name: "slow clients " + outcome + " per run", of: func(c report.Condition) (float64, error) {
 		if c.RunsSound == 0 {
 			return 0, errNoSoundRun
 		}
@@ -27,7 +27,7 @@ func SlowPerRun(outcome string) Metric {
 // FastFailedShare is the share of /fast requests that failed over the
 // sound runs: an error status (Uvicorn's 503 past --limit-concurrency), a
 // reset or a timeout.
-var FastFailedShare = Metric{"share of /fast requests failed", func(c report.Condition) (float64, error) {
+var FastFailedShare = Metric{Name: "share of /fast requests failed", of: func(c report.Condition) (float64, error) {
 	if c.RunsSound == 0 || c.RequestsTotal == 0 {
 		return 0, errNoSoundRun
 	}
@@ -36,7 +36,7 @@ var FastFailedShare = Metric{"share of /fast requests failed", func(c report.Con
 
 // ConnectMsMax is the slowest connect of a held connection over the
 // sound runs: a second and more when a full listen backlog dropped SYNs.
-var ConnectMsMax = Metric{"slowest held connect (ms)", func(c report.Condition) (float64, error) {
+var ConnectMsMax = Metric{Name: "slowest held connect (ms)", of: func(c report.Condition) (float64, error) {
 	if c.RunsSound == 0 {
 		return 0, errNoSoundRun
 	}

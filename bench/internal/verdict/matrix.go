@@ -30,7 +30,8 @@ var (
 // workers waited, from the wait-site sampler.
 func WaitAt(syscalls ...string) Metric {
 	name := strings.Join(syscalls, "/") + " wait share"
-	return sampled(name, func(c report.Condition) *float64 {
+	// Wait sites are pooled over the runs, not a median: no bound is kept.
+	return folded(sampled(name, func(c report.Condition) *float64 {
 		if c.AppWaitSites == nil {
 			return nil
 		}
@@ -42,7 +43,7 @@ func WaitAt(syscalls ...string) Metric {
 			}
 		}
 		return &sum
-	})
+	}), foldOther)
 }
 
 // Class is condition s's class in the matrix (report.Class*): no-data

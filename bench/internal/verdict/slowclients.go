@@ -42,7 +42,7 @@ func (c outcomeCheck) Eval(d Data) (Outcome, error) {
 
 // WorkerTimeoutRuns is the share of sound runs in which Gunicorn logged
 // a worker timeout.
-var WorkerTimeoutRuns = Metric{"share of runs with a worker timeout", func(c report.Condition) (float64, error) {
+var WorkerTimeoutRuns = Metric{Name: "share of runs with a worker timeout", of: func(c report.Condition) (float64, error) {
 	if c.RunsSound == 0 {
 		return 0, fmt.Errorf("no sound run")
 	}

@@ -17,7 +17,7 @@ const (
 // streamMetric reads the event stream of a condition's sound runs, which
 // must have had every event.
 func streamMetric(name string, f func(*report.Stream) float64) Metric {
-	return Metric{name, func(c report.Condition) (float64, error) {
+	return Metric{Name: name, of: func(c report.Condition) (float64, error) {
 		switch {
 		case c.RunsSound == 0:
 			return 0, fmt.Errorf("no sound run")

@@ -26,7 +26,7 @@ func Grows(ids ...string) Check {
 			holds = holds && v[i] >= 0.75*v[i-1]-2
 		}
 		return Outcome{v[len(v)-1] / v[0], "each size >= 0.75x the previous - 2 ms, last >= 10x first", holds}
-	}}
+	}, false}
 }
 
 // StallsFirst holds when row a (by growing size) reaches a P95 over
@@ -58,7 +58,7 @@ func StallsFirst(a, b []string, sizesMiB []float64, stallMs float64) Check {
 			return Outcome{va, fmt.Sprintf("a first stall (p95 > %g ms) before the other path's: %s; this one never stalls", stallMs, tb), false}
 		}
 		return Outcome{va, fmt.Sprintf("< the other path's first stall (p95 > %g ms): %s", stallMs, tb), fa < fb}
-	}}
+	}, false}
 }
 
 // ModelScore holds when the buffer model was right on at least share of
