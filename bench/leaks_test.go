@@ -232,65 +232,9 @@ func TestNoLeaks(t *testing.T) {
 	}
 	bin := buildSelf(t)
 
-	cases := []struct {
-		name  string
-		mode  string
-		flags []string
-		// signal, when set, is sent once the pod is up.
-		signal os.Signal
-		code   int
-	}{
-		{name: "pass", mode: "pass", code: 0},
-		{name: "failing-verdict", mode: "fail", code: 1},
-		{name: "panic", mode: "panic", code: 2},
-		{name: "sigint", mode: "wait", signal: syscall.SIGINT, code: 130},
-		{name: "sigterm", mode: "wait", signal: syscall.SIGTERM, code: 143},
-		// The child's pod is up in about 5 s (the cases above); with 20 s
-		// the guard purges at 15 s (Session.Guard's 5 s margin).
-		{name: "test-timeout", mode: "wait", flags: []string{"-test.timeout", "20s"}, code: 2},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c := startChild(t, bin, tc.mode, tc.flags...)
-			require.NotEmpty(t, containersOf(t, c.series), "the child's pod is up")
-			if tc.signal != nil {
-				require.NoError(t, c.cmd.Process.Signal(tc.signal))
-			}
-			assert.Equal(t, tc.code, c.wait(t, 2*time.Minute), "exit code")
-			assert.Empty(t, containersOf(t, c.series), "left behind by series %s", c.series)
-		})
-	}
-
-	// A signal at any step of a run's life: while a pod's containers are
-	// being created (the first run's, and the one opened ahead during the
-	// first run's collection), in a window, while a pod is torn down, and
-	// after. The child prints each step as it happens and is signalled at
-	// once, so the signal lands while that step is in flight.
-	for i, p := range lifePoints {
-		sig, code := os.Signal(syscall.SIGINT), 130
-		if i%2 == 1 {
-			sig, code = syscall.SIGTERM, 143
-		}
-		t.Run(fmt.Sprintf("life-%02d-%s", i+1, p.name), func(t *testing.T) {
-			c := startChild(t, bin, "life")
-			seen := 0
-			timeout := time.After(2 * time.Minute)
-			for seen < p.nth {
-				select {
-				case e := <-c.events:
-					if strings.HasPrefix(e, p.event) {
-						seen++
-					}
-				case <-timeout:
-					t.Fatalf("the child never reached %q (#%d)", p.event, p.nth)
-				}
-			}
-			require.NoError(t, c.cmd.Process.Signal(sig))
-			assert.Equal(t, code, c.wait(t, 2*time.Minute), "exit code")
-			assert.Empty(t, containersOf(t, c.series), "left behind by series %s, signalled at %q #%d", c.series, p.event, p.nth)
-		})
-	}
-
+	// SIGKILL first, alone: the children below run two at a time
+	// (t.Parallel, -test.parallel's GOMAXPROCS), and a child's start reaps
+	// a dead series, which would take this case's Reap from it.
 	t.Run("sigkill-reaped-live-kept", func(t *testing.T) {
 		live := startChild(t, bin, "wait")
 		killed := startChild(t, bin, "wait")
@@ -313,4 +257,66 @@ func TestNoLeaks(t *testing.T) {
 		assert.Equal(t, 143, live.wait(t, 2*time.Minute))
 		assert.Empty(t, containersOf(t, live.series))
 	})
+
+	cases := []struct {
+		name  string
+		mode  string
+		flags []string
+		// signal, when set, is sent once the pod is up.
+		signal os.Signal
+		code   int
+	}{
+		{name: "pass", mode: "pass", code: 0},
+		{name: "failing-verdict", mode: "fail", code: 1},
+		{name: "panic", mode: "panic", code: 2},
+		{name: "sigint", mode: "wait", signal: syscall.SIGINT, code: 130},
+		{name: "sigterm", mode: "wait", signal: syscall.SIGTERM, code: 143},
+		// The child's pod is up in about 5 s (the cases above); with 20 s
+		// the guard purges at 15 s (Session.Guard's 5 s margin).
+		{name: "test-timeout", mode: "wait", flags: []string{"-test.timeout", "20s"}, code: 2},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c := startChild(t, bin, tc.mode, tc.flags...)
+			require.NotEmpty(t, containersOf(t, c.series), "the child's pod is up")
+			if tc.signal != nil {
+				require.NoError(t, c.cmd.Process.Signal(tc.signal))
+			}
+			assert.Equal(t, tc.code, c.wait(t, 2*time.Minute), "exit code")
+			assert.Empty(t, containersOf(t, c.series), "left behind by series %s", c.series)
+		})
+	}
+
+	// A signal at any step of a run's life: while a pod's containers are
+	// being created (the first run's, and the one opened ahead during the
+	// first run's collection), in a window, while a pod is torn down, and
+	// after. The child prints each step as it happens and is signalled at
+	// once, so the signal lands while that step is in flight.
+	for i, p := range lifePoints {
+		sig, code := os.Signal(syscall.SIGINT), 130
+		if i%2 == 1 {
+			sig, code = syscall.SIGTERM, 143
+		}
+		t.Run(fmt.Sprintf("life-%02d-%s", i+1, p.name), func(t *testing.T) {
+			t.Parallel()
+			c := startChild(t, bin, "life")
+			seen := 0
+			timeout := time.After(2 * time.Minute)
+			for seen < p.nth {
+				select {
+				case e := <-c.events:
+					if strings.HasPrefix(e, p.event) {
+						seen++
+					}
+				case <-timeout:
+					t.Fatalf("the child never reached %q (#%d)", p.event, p.nth)
+				}
+			}
+			require.NoError(t, c.cmd.Process.Signal(sig))
+			assert.Equal(t, code, c.wait(t, 2*time.Minute), "exit code")
+			assert.Empty(t, containersOf(t, c.series), "left behind by series %s, signalled at %q #%d", c.series, p.event, p.nth)
+		})
+	}
+
 }
