@@ -160,7 +160,7 @@ func setUp() (int, error) {
 		bin, err := image.BuildAgent(ctx, env.Docker.Arch)
 		agentc <- agentBuild{bin, err}
 	}()
-	base, err := image.EnsureBase(ctx, pool.Client, settings.Apt, os.Stderr)
+	base, err := image.EnsureBase(ctx, pool.Client, settings.Apt, io.MultiWriter(os.Stderr, &baseBuildLog))
 	ab := <-agentc
 	if err != nil {
 		return 1, err

@@ -4,7 +4,11 @@
 // image builder.
 package apt
 
-import "cmp"
+import (
+	"cmp"
+	"os"
+	"strings"
+)
 
 // Archive is the Debian archive the base image is built from. The zero
 // value is the host's own apt sources (a Debian host); a host that is not
@@ -30,4 +34,31 @@ func (a Archive) Env() []string {
 		return nil
 	}
 	return []string{"LAB_DEBIAN_MIRROR=" + a.Mirror, "LAB_DEBIAN_SECURITY=" + cmp.Or(a.Security, DefaultSecurity)}
+}
+
+// HostSources is where a Debian host keeps its deb822 apt sources.
+const HostSources = "/etc/apt/sources.list.d/debian.sources"
+
+// FromSources is the archive a deb822 sources file names: its first URIs
+// as the mirror, one of a security suite as the security archive; the
+// zero Archive when the file is missing or names none.
+func FromSources(path string) Archive {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Archive{}
+	}
+	var a Archive
+	var uri string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[0] == "URIs:":
+			uri = f[1]
+		case len(f) >= 2 && f[0] == "Suites:" && strings.HasSuffix(f[1], "-security"):
+			a.Security = uri
+		case len(f) >= 2 && f[0] == "Suites:" && a.Mirror == "":
+			a.Mirror = uri
+		}
+	}
+	return a
 }

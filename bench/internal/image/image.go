@@ -127,17 +127,37 @@ func EnsureBase(ctx context.Context, eng Engine, apt Apt, log io.Writer) (report
 	return BuildBase(ctx, eng, ref, apt, log)
 }
 
+// HideAptSources is the command BuildRootfs wraps the recipe in so that
+// it runs as on a host with no Debian apt sources, as a stock CI runner
+// is: in a mount namespace of its own in which /etc/apt is an empty tmpfs
+// (the script runs only once it is empty). Needs root and unshare
+// (util-linux).
+var HideAptSources = []string{"unshare", "--mount", "--propagation", "private", "--", "bash", "-c",
+	`mount -t tmpfs tmpfs /etc/apt && [ -z "$(ls -A /etc/apt)" ] && exec "$0" "$@"`}
+
 // BuildBase builds the base image from the embedded recipe as ref,
 // whether or not an image of that name exists: build.sh by mmdebstrap from
 // apt's archive, then an import through the Docker API. Build output goes
-// to log.
-func BuildBase(ctx context.Context, eng Engine, ref string, apt Apt, log io.Writer) (report.Image, error) {
+// to log. The archive is apt's, else the one the host's own deb822
+// sources name (apt.FromSources); either way build.sh runs with the
+// host's /etc/apt hidden (HideAptSources) and is given the archive alone,
+// so every image the lab builds is built as a host that is not Debian
+// must build it (report.Image.SourcesHidden). Only a host whose sources
+// name no archive in that form builds from them as they are.
+func BuildBase(ctx context.Context, eng Engine, ref string, archive Apt, log io.Writer) (report.Image, error) {
 	start := time.Now()
 	if os.Geteuid() != 0 {
 		return report.Image{}, fmt.Errorf("image: building %s needs root (mmdebstrap); run 'make image' as root", ref)
 	}
 	if _, err := exec.LookPath("mmdebstrap"); err != nil {
 		return report.Image{}, fmt.Errorf("image: building %s needs mmdebstrap, which is not installed; run 'make deps' or 'apt-get install -y mmdebstrap'", ref)
+	}
+	if archive.Mirror == "" {
+		archive = apt.FromSources(apt.HostSources)
+	}
+	var wrap []string
+	if _, err := exec.LookPath("unshare"); err == nil && archive.Mirror != "" {
+		wrap = HideAptSources
 	}
 	// mmdebstrap unpacks and installs in a temporary directory: on a
 	// tmpfs the build took 36-38 s here, on the disk 38-55 s (dpkg's
@@ -157,7 +177,7 @@ func BuildBase(ctx context.Context, eng Engine, ref string, apt Apt, log io.Writ
 		return report.Image{}, err
 	}
 	rootfs := filepath.Join(dir, "rootfs.tar")
-	if err := BuildRootfs(ctx, dir, rootfs, tmp, apt, log); err != nil {
+	if err := BuildRootfs(ctx, dir, rootfs, tmp, archive, log, wrap...); err != nil {
 		return report.Image{}, err
 	}
 	f, err := os.Open(rootfs)
@@ -171,7 +191,7 @@ func BuildBase(ctx context.Context, eng Engine, ref string, apt Apt, log io.Writ
 	}); err != nil {
 		return report.Image{}, fmt.Errorf("image: docker import %s: %w", ref, err)
 	}
-	return report.Image{Ref: ref, Built: true, Duration: time.Since(start)}, nil
+	return report.Image{Ref: ref, Built: true, SourcesHidden: wrap != nil, Archive: archive.Mirror, Duration: time.Since(start)}, nil
 }
 
 // BuildRootfs runs the recipe (written out in dir by WriteRecipe) to make

@@ -253,6 +253,11 @@ type Image struct {
 	ID       string        `json:"id,omitempty"`
 	Built    bool          `json:"built"`
 	Duration time.Duration `json:"duration_ns"`
+	// SourcesHidden, for an image this series built, says that its
+	// recipe ran with the host's /etc/apt hidden, given the Debian archive
+	// Archive alone (image.BuildBase).
+	SourcesHidden bool   `json:"sources_hidden,omitempty"`
+	Archive       string `json:"archive,omitempty"`
 }
 
 // Machine is what could disturb a series, read before it starts.
