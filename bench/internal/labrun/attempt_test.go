@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,6 +66,55 @@ func TestAttemptRedoesDisturbed(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(l.Reports.Dir(), "environment.json"))
 	require.NoError(t, err, "an abort is written at once")
 	assert.Contains(t, string(b), `"reason": "disturbed"`)
+}
+
+// A run the CPU outside the lab disturbed waits for calm before its
+// redo; one only the client's own stall disturbed is redone at once.
+func TestAttemptWaitsOnlyForTheHost(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		check string
+		wait  bool
+	}{
+		{"the client's lag", disturb.CheckLag, false},
+		{"the client's throttling", disturb.CheckThrottled, false},
+		{"the CPU outside the lab", disturb.CheckOutside, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, env := guardedLab(t)
+			// A host that is never calm: a wait would end in ErrNoCalm.
+			cfg := l.Settings.Safety.Config
+			cfg.Threshold, cfg.MaxWait = 0.01, 30*time.Millisecond
+			stop, err := safety.Start(cfg, busyHost{})
+			require.NoError(t, err)
+			t.Cleanup(stop.Close)
+			l.Safety = stop
+			var rec strings.Builder
+			l.Log = &rec
+			err = l.attempt("direct-0dl run 1", []string{"direct-0dl"}, func(n int) (*discard, error) {
+				if n == 1 {
+					return &discard{wait: tc.check == disturb.CheckOutside, calm: 0.01, window: 10 * time.Millisecond,
+						abort: report.Abort{Disturbances: []report.Disturbance{{Check: tc.check, Measured: 1, Bound: 0.5}}}}, nil
+				}
+				return nil, nil
+			})
+			if tc.wait {
+				require.ErrorIs(t, err, safety.ErrNoCalm, "it waited for a calm that never came")
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, env.Safety.Aborts, 1)
+			assert.Zero(t, env.Safety.Aborts[0].WaitedS)
+			assert.Contains(t, rec.String(), "redone at once: the client's own stall")
+		})
+	}
+}
+
+// busyHost is a host whose one core is always busy outside the lab.
+type busyHost struct{}
+
+func (busyHost) Read() (busy, lab time.Duration, cores int, err error) {
+	return time.Duration(time.Now().UnixNano()), 0, 1, nil
 }
 
 // A unit disturbed in every attempt is "machine too busy": an error that
