@@ -69,16 +69,19 @@ func TestAttemptRedoesDisturbed(t *testing.T) {
 }
 
 // A run the CPU outside the lab disturbed waits for calm before its
-// redo; one only the client's own stall disturbed is redone at once.
+// redo; one only the client's own stall disturbed is redone at once, but
+// for its second discard in a row.
 func TestAttemptWaitsOnlyForTheHost(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		check string
-		wait  bool
+		name     string
+		check    string
+		discards int
+		wait     bool
 	}{
-		{"the client's lag", disturb.CheckLag, false},
-		{"the client's throttling", disturb.CheckThrottled, false},
-		{"the CPU outside the lab", disturb.CheckOutside, true},
+		{"the client's lag", disturb.CheckLag, 1, false},
+		{"the client's throttling", disturb.CheckThrottled, 1, false},
+		{"the client's stall twice in a row", disturb.CheckLag, 2, true},
+		{"the CPU outside the lab", disturb.CheckOutside, 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, env := guardedLab(t)
@@ -92,7 +95,7 @@ func TestAttemptWaitsOnlyForTheHost(t *testing.T) {
 			var rec strings.Builder
 			l.Log = &rec
 			err = l.attempt("direct-0dl run 1", []string{"direct-0dl"}, func(n int) (*discard, error) {
-				if n == 1 {
+				if n <= tc.discards {
 					return &discard{wait: tc.check == disturb.CheckOutside, calm: 0.01, window: 10 * time.Millisecond,
 						abort: report.Abort{Disturbances: []report.Disturbance{{Check: tc.check, Measured: 1, Bound: 0.5}}}}, nil
 				}
