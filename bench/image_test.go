@@ -25,7 +25,7 @@ import (
 )
 
 // baseBuildLog is the base image's build output, when this series built
-// it (TestMain).
+// it, or make test's image step built it for the series (TestMain).
 var baseBuildLog strings.Builder
 
 // TestImageWithoutHostSources shows that the base image builds as a host
@@ -34,7 +34,9 @@ var baseBuildLog strings.Builder
 // else the archive the host's own sources name, the one this machine may
 // reach). When this series built its image, it built it so
 // (image.BuildBase: report.Image.SourcesHidden), and its build output says
-// so: that build is the proof, and a clean machine (CI) builds once. Else
+// so: that build is the proof, and a clean machine (CI) builds once. So
+// does a build make test's image step (cmd/labimage) made for this series,
+// beside the compile, which the series reads from LAB_IMAGE_RECORD. Else
 // the recipe is run again here in the same way. Either way the root
 // filesystem holds every package of the recipe's packages.txt, the same
 // packages as the image this series runs (env.Versions), and the pinned
@@ -53,7 +55,7 @@ func TestImageWithoutHostSources(t *testing.T) {
 	var log string
 	pkgs := env.Versions.Packages
 	if b := env.BaseImage; b.Built {
-		t.Logf("this series built %s with /etc/apt hidden: %v, from %s", b.Ref, b.SourcesHidden, b.Archive)
+		t.Logf("this series built %s (by %q; empty: itself) with /etc/apt hidden: %v, from %s", b.Ref, b.By, b.SourcesHidden, b.Archive)
 		require.True(t, b.SourcesHidden, "the series' own build ran with the host's apt sources in place")
 		log = baseBuildLog.String()
 	} else {
