@@ -67,8 +67,9 @@ var jobTests = []struct {
 	{"TestKubePod", nil, nil, 12 * time.Second, 0},
 	{"TestLeakHelper", nil, nil, 0, 0},
 	// 12 more children, signalled at each step of a run's life
-	// (2026-12-03, Intel Xeon: 112 - 115 s).
-	{"TestNoLeaks", nil, nil, 115 * time.Second, 0},
+	// (2026-12-03, Intel Xeon: 112 - 115 s; 2026-12-04, AMD EPYC, the
+	// children taking the series' images: 78 s).
+	{"TestNoLeaks", nil, nil, 80 * time.Second, 0},
 	{"TestMatrix", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Matrix, func(engine.Condition) int { return p.MatrixRuns }
 	}, nil, 10700 * time.Millisecond, 0},
@@ -76,9 +77,11 @@ var jobTests = []struct {
 	// 4 quiet runs, 4 burned ones and their 2 redos (2026-12-03, Intel
 	// Xeon: 112 s).
 	{"TestRedo", nil, nil, 112 * time.Second, 0},
-	{"TestResume", nil, nil, 41 * time.Second, 0},
-	{"TestSafetyStop", nil, nil, 36 * time.Second, 0},
-	{"TestShards", nil, nil, 147 * time.Second, 0},
+	// Two runs and three children; a 3 s window twice and its redo; four
+	// runs on two shards (2026-12-04, AMD EPYC: 33, 23 and 61 s).
+	{"TestResume", nil, nil, 33 * time.Second, 0},
+	{"TestSafetyStop", nil, nil, 23 * time.Second, 0},
+	{"TestShards", nil, nil, 62 * time.Second, 0},
 	{"TestSmokeVersions", nil, nil, 0, 0},
 	{"TestSmokeFast", nil, nil, 4 * time.Second, 0},
 	{"TestSmokeLarge", nil, nil, 1 * time.Second, 0},

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -101,7 +100,7 @@ func startChild(t *testing.T, bin, mode string, extra ...string) *child {
 	// The children measure nothing, and run two at a time: each one's
 	// safety stop would take the other's pod for a busy host and make
 	// it wait for calm (a "life" child waited 106 s so).
-	cmd.Env = append(os.Environ(), "LAB_QUIET=1", "LAB_SAFETY_CPU=off", "LAB_REPORT_DIR="+t.TempDir())
+	cmd.Env = childEnv(t, "LAB_QUIET=1", "LAB_SAFETY_CPU=off", "LAB_REPORT_DIR="+t.TempDir())
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	// The child's stderr is kept, not relayed: its own panics and test
@@ -211,17 +210,6 @@ var lifePoints = []struct {
 	{"second-window", "load leak-life r2", 1},
 	{"last-teardown", "remove ", 7},
 	{"done", "done", 1},
-}
-
-// buildSelf builds the suite's own test binary, for tests that run it as
-// a child.
-func buildSelf(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "bench.test")
-	build := exec.Command("go", "test", "-c", "-o", bin, ".")
-	build.Stderr = os.Stderr
-	require.NoError(t, build.Run(), "build the suite's test binary")
-	return bin
 }
 
 // TestNoLeaks runs the suite's own binary as a child that starts a pod,

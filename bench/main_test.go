@@ -22,7 +22,6 @@ import (
 	"github.com/ory/dockertest/v3"
 
 	"wsgilab/bench/internal/engine"
-	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/labrun"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
@@ -49,6 +48,7 @@ func TestMain(m *testing.M) {
 	if code == 0 {
 		job.Start()
 		code = m.Run()
+		removeChildren()
 		lab.DiscardAhead()
 		if lab.Safety != nil {
 			lab.Safety.Close()
@@ -148,41 +148,10 @@ func setUp() (int, error) {
 		StorageDriver: info.Driver, CgroupDriver: info.CgroupDriver, Name: info.Name,
 	}
 
-	// The agent compiles while the base image builds: on a cold machine
-	// they take 19 s and 38 s here, mostly on different cores (mmdebstrap
-	// keeps about one busy), and the lab layer needs both.
-	type agentBuild struct {
-		bin []byte
-		err error
-	}
-	agentc := make(chan agentBuild, 1)
-	go func() {
-		bin, err := image.BuildAgent(ctx, env.Docker.Arch)
-		agentc <- agentBuild{bin, err}
-	}()
-	base, err := image.EnsureBase(ctx, pool.Client, settings.Apt, io.MultiWriter(os.Stderr, &baseBuildLog))
-	ab := <-agentc
-	if err != nil {
+	if env.BaseImage, env.LabImage, env.Versions, err = labImages(ctx, pool.Client, settings); err != nil {
 		return 1, err
 	}
-	agent, err := ab.bin, ab.err
-	if err != nil {
-		return 1, err
-	}
-	labImage, err := image.EnsureLab(ctx, pool.Client, base.Ref, agent)
-	if err != nil {
-		return 1, err
-	}
-	lab.Image = labImage.Ref
-	env.BaseImage, env.LabImage = base, labImage
-	if base.Built || labImage.Built {
-		fmt.Fprintf(os.Stderr, "wsgilab: built %s in %v, %s in %v\n",
-			base.Ref, base.Duration.Round(time.Millisecond), labImage.Ref, labImage.Duration.Round(time.Millisecond))
-	}
-
-	if env.Versions, err = stack.ReadVersions(lab.Session, lab.Image); err != nil {
-		return 1, err
-	}
+	lab.Image = env.LabImage.Ref
 	// What could disturb the series, read while it runs nothing.
 	if env.Machine, err = engine.ReadMachine("/proc", "/proc", engine.DefaultMachineWindow, time.Sleep); err != nil {
 		return 1, err
@@ -194,7 +163,7 @@ func setUp() (int, error) {
 	// The safety stop watches the series from here on, and the journal
 	// gives back what an interrupted series of the same fingerprint did.
 	env.Hardening = podspec.DefaultHardening
-	fp := engine.NewFingerprint(lab.Image, base.Ref, settings, engine.Host{CPUModel: env.Machine.CPUModel,
+	fp := engine.NewFingerprint(lab.Image, env.BaseImage.Ref, settings, engine.Host{CPUModel: env.Machine.CPUModel,
 		CPUs: env.Machine.CPUs, Kernel: env.Docker.Kernel, Docker: env.Docker.ServerVersion})
 	env.Shard = report.Shard{Index: settings.Shard.Index, Count: max(settings.Shard.Count, 1), Profile: settings.Profile,
 		Series: fp.SeriesHash(), Conditions: []string{}, Attempted: []string{}}

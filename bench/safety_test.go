@@ -22,14 +22,17 @@ import (
 var testSafety = safety.Config{Threshold: 0.7, Window: 1500 * time.Millisecond, Interval: safety.DefaultInterval,
 	Calm: 2 * time.Second, MaxWait: time.Minute}
 
-// TestSafetyStop runs direct-0dl under its own safety stop, twice: once on
-// a quiet host, where nothing may be aborted, and once while two bounded
-// CPU hogs outside the lab spin for 6 s from the run's start. That run
-// must be discarded, recorded as an abort, and run again after the host
-// calms down, ending valid.
+// TestSafetyStop runs a short direct-0dl (24 /fast requests, a 3 s
+// window: the stop, not the figures, is under test) under its own safety
+// stop, twice: once on a quiet host, where nothing may be aborted, and
+// once while two bounded CPU hogs outside the lab spin for 6 s from the
+// run's start, longer than its first attempt. That run must be discarded,
+// recorded as an abort, and run again after the host calms down, ending
+// valid.
 func TestSafetyStop(t *testing.T) {
 	c := engine.ArticleA[0]
 	require.Equal(t, "direct-0dl", c.ID)
+	c.ID, c.FastRequests = "safety-direct-0dl", 24
 	e := env
 	e.Safety = report.Safety{Enabled: true, Threshold: testSafety.Threshold, WindowS: testSafety.Window.Seconds()}
 	guarded := *lab
@@ -63,7 +66,7 @@ func TestSafetyStop(t *testing.T) {
 	trips := tripsOf(e.Safety.Aborts)
 	require.NotEmpty(t, trips, "the hogs went unnoticed: %+v", stop.Summary())
 	a := trips[0]
-	assert.Equal(t, "direct-0dl run 2", a.Unit)
+	assert.Equal(t, "safety-direct-0dl run 2", a.Unit)
 	assert.Equal(t, 1, a.Attempt)
 	assert.Greater(t, a.PeakShare, testSafety.Threshold)
 	t.Logf("aborts %+v; the run ended valid after %v", e.Safety.Aborts, time.Since(start).Round(time.Millisecond))

@@ -59,7 +59,7 @@ func TestShards(t *testing.T) {
 	for i := range 2 {
 		dir := filepath.Join(base, strconv.Itoa(i))
 		cmd := exec.Command(bin, "-test.run", "^TestArticleA$/^("+strings.Join(shardConditions, "|")+"|claims)$", "-test.v")
-		cmd.Env = append(os.Environ(), "LAB_QUIET=1", "LAB_RUNS=1", "LAB_RESUME=0", "LAB_PROFILE=ci",
+		cmd.Env = childEnv(t, "LAB_QUIET=1", "LAB_RUNS=1", "LAB_RESUME=0", "LAB_PROFILE=ci",
 			fmt.Sprintf("LAB_SHARD=%d/2", i), "LAB_REPORT_DIR="+dir)
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "shard %d/2:\n%s", i, tail(string(out), 30))
@@ -160,7 +160,7 @@ func TestShards(t *testing.T) {
 			judged++
 			assert.Equal(t, report.StatusHolds, got.Status, "%s: %s", v.ID, got.Note)
 			if u, ok := unsharded[v.ID]; ok && u.Status != report.StatusNotRun {
-				assert.Equal(t, u.Status, got.Status, "%s: unsharded %s, merged %s", v.ID, u.Status, got.Status)
+				assert.Equal(t, u.Status, got.Status, "%s: unsharded %s, merged %s%s", v.ID, u.Status, got.Status, noteOf(got))
 			}
 		}
 		assert.Equal(t, 17, judged, "the verdicts one run of the four decides")

@@ -25,10 +25,18 @@ func assertVerdicts(t *testing.T, claims []report.Claim) {
 			case report.StatusMissing, report.StatusTooBusy:
 				t.Fatalf("%s verdict %q: %s", cl.Kind, cl.Text, cl.Note)
 			}
-			assert.Truef(t, cl.Holds, "%s verdict %q: measured %.4g %s, threshold %s %s",
-				cl.Kind, cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit)
+			assert.Truef(t, cl.Holds, "%s verdict %q: measured %.4g %s, threshold %s %s%s",
+				cl.Kind, cl.Text, cl.Measured, cl.Unit, cl.Threshold, cl.Unit, noteOf(cl))
 		})
 	}
+}
+
+// noteOf is a claim's note as a failure message's last line, if any.
+func noteOf(cl report.Claim) string {
+	if cl.Note == "" {
+		return ""
+	}
+	return "\n" + cl.Note
 }
 
 // assertTable evaluates verdict table vs (stored as table in claims.json)

@@ -135,6 +135,9 @@ func runMerge(out string, shards []string, o engine.MergeOptions, partial bool) 
 		default:
 			code = 1
 			fmt.Printf("FAILS    %-48s measured %.4g %s, threshold %s\n", c.ID, c.Measured, c.Unit, c.Threshold)
+			if c.Note != "" {
+				fmt.Printf("         %-48s %s\n", "", c.Note)
+			}
 		}
 	}
 	fmt.Printf("%d conditions from %d shards, %d verdicts not run -> %s\n", len(m.Conditions), len(shards), notRun, filepath.Join(out, htmlreport.FileName))

@@ -25,8 +25,9 @@ func points(shares ...float64) []safety.Point {
 // its bound.
 func quietRun() report.Run {
 	return report.Run{LagMaxMs: 9.8, LagSecondMs: 0.4, // the quiet tail: one request held back
-		Observed: &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, Samples: 180}}},
-		Host:     Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
+		WallStepMs: 0.01,
+		Observed:   &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, Samples: 180}}},
+		Host:       Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
 }
 
 func TestDefaultRuleValid(t *testing.T) {
@@ -37,6 +38,7 @@ func TestDefaultRuleValid(t *testing.T) {
 		"throttled 1":    func(r *report.RedoRule) { r.ClientThrottledShare = 1 },
 		"outside 0":      func(r *report.RedoRule) { r.OutsideShare = 0 },
 		"window 0":       func(r *report.RedoRule) { r.OutsideWindowS = 0 },
+		"no clock bound": func(r *report.RedoRule) { r.WallStepMs = 0 },
 		"no attempt":     func(r *report.RedoRule) { r.MaxAttempts = 0 },
 		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
 	} {
@@ -72,6 +74,11 @@ func TestEachBoundDisturbs(t *testing.T) {
 		"busy host": {func(r *report.Run) {
 			r.Host = Host(points(0.1, 0.96, 0.95, 0.9, 0.1), safety.DefaultInterval, DefaultOutsideWindow)
 		}, CheckOutside},
+		// The time of day stepped under the run: the client's offsets no
+		// longer line up with the app's and the sampler's times, either
+		// way (the step's size, not its sign, is measured).
+		"clock stepped":      {func(r *report.Run) { r.WallStepMs = 36 }, CheckWallStep},
+		"clock stepped back": {func(r *report.Run) { r.WallStepMs = -2 }, CheckWallStep},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

@@ -139,6 +139,30 @@ func makeTargets(t *testing.T) []string {
 	return out
 }
 
+// make test's own files in the report directory (gotestsum's streams, the
+// image step's record and log) are none of the files a series writes
+// there (reports/README.md's table): a series rewrites its files whole by
+// renaming over them, and would replace one of make test's under it, as
+// series.json once replaced the series' go test -json stream.
+func TestMakeTestFilesAreNotReportFiles(t *testing.T) {
+	mk := read(t, "Makefile")
+	recipe := mk[strings.Index(mk, "\ntest: "):]
+	recipe = recipe[:strings.Index(recipe, "\n\n")]
+	own := map[string]bool{}
+	for _, m := range regexp.MustCompile(`\$\(LAB_REPORT_DIR\)/([A-Za-z0-9._-]+)`).FindAllStringSubmatch(recipe, -1) {
+		own[m[1]] = true
+	}
+	require.Contains(t, own, "test.json", "the check reads make test's recipe")
+	table := map[string]bool{}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([^`]+)` \\|").FindAllStringSubmatch(read(t, "reports/README.md"), -1) {
+		table[m[1]] = true
+	}
+	require.Contains(t, table, "series.json", "the check reads the report files' table")
+	for name := range own {
+		assert.False(t, table[name], "make test writes %s into the report directory, where a series writes its own %s", name, name)
+	}
+}
+
 // Every LAB_* name a document cites is a setting the lab reads on the
 // host, or a variable the lab sets inside its containers (its sources say
 // which); and every host setting is in bench/README.md's settings table.

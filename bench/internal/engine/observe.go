@@ -154,8 +154,8 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			continue
 		}
 		ss := s.Sockets[j]
-		q := report.WriteEndQueues{ID: d.ID, AtMs: float64(ss.UnixNano-from) / 1e6, Hops: map[probe.Hop]int64{},
-			OwnSockets: s.Spec.ProxyPort == 0}
+		q := report.WriteEndQueues{ID: d.ID, AtMs: float64(ss.UnixNano-from) / 1e6, EndMs: float64(ends[i].UnixNano-from) / 1e6, Hops: map[probe.Hop]int64{},
+			OwnSockets: s.Spec.ProxyPort == 0, WallStepMs: float64(res.WallStep) / 1e6}
 		for _, c := range ss.Conns {
 			// Direct, a download's sockets are known by the client's port;
 			// behind NGINX the upstream side cannot be told apart, so the

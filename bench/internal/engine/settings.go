@@ -65,6 +65,13 @@ type Settings struct {
 	// archive the base image is built from (the host's apt sources unless
 	// set).
 	Apt apt.Archive
+	// ImageRecord is LAB_IMAGE_RECORD: what make test's image step
+	// (cmd/labimage) found or built for this series, read here; nil when
+	// unset. The series reports the images that step built as built
+	// (image.Adopt). A record that carries versions is a parent series'
+	// own, for its children: they take its images and versions as they
+	// are (bench's labImages).
+	ImageRecord *report.ImageRecord
 }
 
 // SafetySettings switch the host safety stop on or off and set it. Redo
@@ -97,6 +104,7 @@ var knownSettings = map[string]string{
 	"LAB_DEBIAN_MIRROR": "the http:// or https:// URL of a Debian archive to build the image's bookworm and bookworm-updates from, e.g. " + apt.DefaultMirror +
 		" (a host that is not Debian, such as a stock CI runner); default the host's own apt sources",
 	"LAB_DEBIAN_SECURITY": "the http:// or https:// URL of Debian's security archive, for bookworm-security, with LAB_DEBIAN_MIRROR; default " + apt.DefaultSecurity,
+	"LAB_IMAGE_RECORD":    "the file cmd/labimage -record wrote (make test's image step, beside the compile): the images it found or built for this series and the base image's build output",
 	"LAB_RESUME":          "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
@@ -245,6 +253,13 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("LAB_STACK: %w", err))
 		}
 		s.Stack = &f
+	}
+	if v, ok := env["LAB_IMAGE_RECORD"]; ok {
+		r, err := report.ReadImageRecord(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", bad("LAB_IMAGE_RECORD"), err))
+		}
+		s.ImageRecord = &r
 	}
 	if len(errs) > 0 {
 		return Settings{}, errors.Join(errs...)

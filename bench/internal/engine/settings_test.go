@@ -11,6 +11,7 @@ import (
 
 	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/image"
+	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/verdict"
 )
@@ -60,6 +61,8 @@ func TestSettingsBad(t *testing.T) {
 	require.NoError(t, os.WriteFile(file, nil, 0o644))
 	readOnly := filepath.Join(tmp, "ro")
 	require.NoError(t, os.Mkdir(readOnly, 0o555))
+	half := filepath.Join(tmp, "half.json")
+	require.NoError(t, os.WriteFile(half, []byte(`{"base": {"ref": "wsgilab-base:1", "built": true}}`), 0o644))
 	cases := []struct{ env, want string }{
 		{"LAB_RUNS=0", `LAB_RUNS="0": want a whole number from 1 to 100`},
 		{"LAB_RUNS=-3", `LAB_RUNS="-3": want a whole number from 1 to 100`},
@@ -79,7 +82,7 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_REPORT_DIR=" + file, "is not a directory"},
 		{"LAB_REPORT_DIR=" + file + "/sub", "not a directory"},
 		{"LAB_REPORT_DIR=/proc/1/nope", "cannot write in /proc/1"},
-		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_DEBIAN_MIRROR, LAB_DEBIAN_SECURITY, LAB_MATRIX_RUNS, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
+		{"LAB_RUN=5", `LAB_RUN="5": unknown setting; the lab reads LAB_BROWSER_DIR, LAB_DEBIAN_MIRROR, LAB_DEBIAN_SECURITY, LAB_IMAGE_RECORD, LAB_MATRIX_RUNS, LAB_NO_BROWSER, LAB_PROFILE, LAB_QUIET, LAB_REPORT_DIR, LAB_RESUME, LAB_RUNS, LAB_SAFETY_CPU, LAB_SAFETY_WINDOW`},
 		{"LAB_DEBIAN_MIRROR=deb.debian.org/debian", `LAB_DEBIAN_MIRROR="deb.debian.org/debian": want the http:// or https:// URL of a Debian archive`},
 		{"LAB_DEBIAN_MIRROR=ftp://deb.debian.org/debian", `LAB_DEBIAN_MIRROR="ftp://deb.debian.org/debian": want the http:// or https:// URL`},
 		{"LAB_DEBIAN_MIRROR=http://deb.debian.org/debian' ; rm -rf /", `LAB_DEBIAN_MIRROR="http://deb.debian.org/debian' ; rm -rf /": want the http:// or https:// URL`},
@@ -94,6 +97,9 @@ func TestSettingsBad(t *testing.T) {
 		{"LAB_NO_BROWSER=yes", `LAB_NO_BROWSER="yes": want 1 (skip the report's headless Chromium test) or 0`},
 		{"LAB_BROWSER_DIR=/no/such/dir", `LAB_BROWSER_DIR="/no/such/dir": want a report directory`},
 		{"LAB_PROFLE=full", `LAB_PROFLE="full": unknown setting`},
+		{"LAB_IMAGE_RECORD=/no/such.json", `LAB_IMAGE_RECORD="/no/such.json": want the file cmd/labimage -record wrote (make test's image step, beside the compile): the images it found or built for this series and the base image's build output: open /no/such.json: no such file or directory`},
+		{"LAB_IMAGE_RECORD=" + file, `LAB_IMAGE_RECORD="` + file + `": want the file cmd/labimage -record wrote`},
+		{"LAB_IMAGE_RECORD=" + half, `an image record names both images; this one names base "wsgilab-base:1" and lab ""`},
 		{"LAB_STACK=/no/such.yaml", `LAB_STACK: stack file: lstat /no/such.yaml: no such file or directory`},
 		{"LAB_STACK=" + stacks + "/bad/module.yaml", `LAB_STACK: stack file ` + stacks + `/bad/module.yaml: app.module "shop": want an import path`},
 	}
@@ -111,7 +117,7 @@ func TestSettingsBad(t *testing.T) {
 	}
 	entries, err := os.ReadDir(tmp)
 	require.NoError(t, err)
-	assert.Len(t, entries, 2, "only the test's own file and directory: nothing was written")
+	assert.Len(t, entries, 3, "only the test's own files and directory: nothing was written")
 }
 
 // Several bad values: one line each.
@@ -144,4 +150,17 @@ func TestStackSetting(t *testing.T) {
 	require.NotNil(t, s.Stack)
 	assert.Equal(t, "shop-sync", s.Stack.Name)
 	assert.Equal(t, filepath.Join(root, "fixtures/stacks"), s.Stack.Dir)
+}
+
+// LAB_IMAGE_RECORD is read with the other settings: make test's image
+// step wrote it, and the series reports the builds it records.
+func TestImageRecordSetting(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "image.json")
+	rec := report.ImageRecord{Base: report.Image{Ref: "wsgilab-base:1", Built: true, SourcesHidden: true},
+		Lab: report.Image{Ref: "wsgilab:2", Built: true}, Log: "build.sh: Debian archive x\n"}
+	require.NoError(t, report.WriteFile(filepath.Dir(path), filepath.Base(path), report.JSON(rec)))
+	s, err := ParseSettings([]string{"LAB_IMAGE_RECORD=" + path}, "/mod")
+	require.NoError(t, err)
+	require.NotNil(t, s.ImageRecord)
+	assert.Equal(t, rec, *s.ImageRecord)
 }

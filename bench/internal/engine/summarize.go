@@ -39,7 +39,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	res := rec.Load
 	run := report.Run{Condition: rec.Condition, Run: rec.Run, StartedAt: rec.Started.UTC(),
 		RequestsTotal: len(res.Fast), DownloadsTotal: len(res.Downloads),
-		WindowS: res.Elapsed.Seconds(), Server: rec.Pod.Server.ID, Sysctls: rec.Client.Sysctls}
+		WindowS: res.Elapsed.Seconds(), WallStepMs: stats.Ms(res.WallStep), Server: rec.Pod.Server.ID, Sysctls: rec.Client.Sysctls}
 	if l := rec.Client.Limits; l.CPUQuotaMicros > 0 && l.CPUPeriodMicros > 0 {
 		run.ClientCPUs = float64(l.CPUQuotaMicros) / float64(l.CPUPeriodMicros)
 	}
@@ -73,6 +73,10 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	run.LagMaxMs, run.LagP99Ms, run.LagSecondMs = stats.Ms(lag.Max), stats.Ms(lag.P99), stats.Ms(late[1])
 	if run.RequestsTotal == 0 {
 		problems = append(problems, "no /fast request was made")
+	}
+	if step := res.WallStep; step.Abs() > disturb.DefaultWallStep {
+		problems = append(problems, fmt.Sprintf("the wall clock moved %v against the monotonic clock during the load "+
+			"(more than %v): the app's, the sampler's and the client's records, lined up on it, are not", step, disturb.DefaultWallStep))
 	}
 
 	var writes, completions []float64
@@ -358,7 +362,11 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		worst, checked := 0.0, 0
 		for _, q := range o.AtWriteEnd {
 			if q.OwnSockets && q.UnreadBytes > 0 {
-				worst = max(worst, q.Mismatch())
+				m := q.Mismatch()
+				if s.WriteEndWorst == nil || m > s.WriteEndWorst.Mismatch() {
+					s.WriteEndWorst = &q
+				}
+				worst = max(worst, m)
 				checked++
 			}
 		}
@@ -392,6 +400,9 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.ClientCPUPercent = all(clientCPU, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])
 	s.WriteEndMismatchMax = all(mismatch, maxOf)
+	if s.WriteEndMismatchMax == nil {
+		s.WriteEndWorst = nil // as its figure: every valid run's, or none
+	}
 	for role, v := range throttled {
 		s.ThrottledShare[role] = stats.Median(v)
 	}

@@ -574,6 +574,9 @@ func discardRow(a report.Abort) discardView {
 	d.Figures = strings.Join(crossed, "; ")
 	if f := a.Figures; f != nil {
 		d.Figures += fmt.Sprintf(" (lag max %s ms, second %s ms, client throttled %s", num(f.LagMaxMs), num(f.LagSecondMs), pct(f.ClientThrottledShare))
+		if f.WallStepMs != 0 {
+			d.Figures += fmt.Sprintf(", wall clock stepped %s ms", num(f.WallStepMs))
+		}
 		if f.Host != nil {
 			d.Figures += fmt.Sprintf(", outside the lab max %s, held %s for %s s", pct(f.Host.MaxShare), pct(f.Host.HeldShare), num(f.Host.HeldWindowS))
 		}
@@ -591,9 +594,13 @@ func redoLine(s report.Safety) string {
 	case r == nil:
 		return "none recorded (a series from before the rule)"
 	}
-	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms, the client is throttled in over %s of its CFS periods, "+
+	clock := ""
+	if r.WallStepMs > 0 {
+		clock = fmt.Sprintf(", the wall clock steps over %s ms against the monotonic clock", num(r.WallStepMs))
+	}
+	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms, the client is throttled in over %s of its CFS periods%s, "+
 		"or the CPU outside the lab holds above %s for %s s; at most %d attempts",
-		num(r.LagMaxMs), num(r.LagSecondMs), pct(r.ClientThrottledShare), pct(r.OutsideShare), num(r.OutsideWindowS), r.MaxAttempts)
+		num(r.LagMaxMs), num(r.LagSecondMs), pct(r.ClientThrottledShare), clock, pct(r.OutsideShare), num(r.OutsideWindowS), r.MaxAttempts)
 }
 
 func safetyLine(s report.Safety) string {

@@ -43,7 +43,7 @@ type discard struct {
 // result is dropped, whatever it was), or when do itself returns a discard
 // (the run's own figures crossed the redo rule): once the host is calm
 // when the CPU outside the lab crossed it, at once when only the client's
-// own stall did (discard.wait). After the rule's
+// own stall or a clock step did (discard.wait). After the rule's
 // MaxAttempts the unit is recorded as too busy and fails with ErrTooBusy:
 // no verdict is judged on it. With no stop, do runs once.
 func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard, error)) error {
@@ -74,7 +74,7 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 		}
 		a.Unit, a.Attempt = unit, n
 		var calmErr error
-		then := "redone at once: the client's own stall"
+		then := "redone at once: " + atOnce(a.Disturbances)
 		if tripped || d.wait || n >= 2 {
 			var waited time.Duration
 			waited, calmErr = l.Safety.WaitCalmUnder(calm, window, time.Sleep)
@@ -95,6 +95,16 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 			return errors.Join(errs...)
 		}
 	}
+}
+
+// atOnce names what disturbed a run that is redone at once: the time of
+// day, when it stepped and nothing else crossed a bound; else the
+// client's own stall.
+func atOnce(ds []report.Disturbance) string {
+	if len(ds) > 0 && !slices.ContainsFunc(ds, func(d report.Disturbance) bool { return d.Check != disturb.CheckWallStep }) {
+		return "the time of day stepped"
+	}
+	return "the client's own stall"
 }
 
 func (l *Lab) beforeAttempt(unit string, n int) {

@@ -2,6 +2,7 @@ package labrun
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,19 +70,21 @@ func TestAttemptRedoesDisturbed(t *testing.T) {
 }
 
 // A run the CPU outside the lab disturbed waits for calm before its
-// redo; one only the client's own stall disturbed is redone at once, but
-// for its second discard in a row.
+// redo; one only the client's own stall or a clock step disturbed is
+// redone at once, but for its second discard in a row.
 func TestAttemptWaitsOnlyForTheHost(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		check    string
 		discards int
 		wait     bool
+		why      string
 	}{
-		{"the client's lag", disturb.CheckLag, 1, false},
-		{"the client's throttling", disturb.CheckThrottled, 1, false},
-		{"the client's stall twice in a row", disturb.CheckLag, 2, true},
-		{"the CPU outside the lab", disturb.CheckOutside, 1, true},
+		{"the client's lag", disturb.CheckLag, 1, false, "the client's own stall"},
+		{"the client's throttling", disturb.CheckThrottled, 1, false, "the client's own stall"},
+		{"a step of the time of day", disturb.CheckWallStep, 1, false, "the time of day stepped"},
+		{"the client's stall twice in a row", disturb.CheckLag, 2, true, ""},
+		{"the CPU outside the lab", disturb.CheckOutside, 1, true, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, env := guardedLab(t)
@@ -108,7 +111,7 @@ func TestAttemptWaitsOnlyForTheHost(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, env.Safety.Aborts, 1)
 			assert.Zero(t, env.Safety.Aborts[0].WaitedS)
-			assert.Contains(t, rec.String(), "redone at once: the client's own stall")
+			assert.Contains(t, rec.String(), "redone at once: "+tc.why)
 		})
 	}
 }
@@ -130,12 +133,12 @@ func TestAttemptGivesUpTooBusy(t *testing.T) {
 		return disturbed(30), nil
 	})
 	require.ErrorIs(t, err, ErrTooBusy)
-	assert.ErrorContains(t, err, "nginx-on-2dl run 3: machine too busy: 4 attempts, each disturbed (the last: disturbed: lag 30 ms > 25)")
+	assert.ErrorContains(t, err, fmt.Sprintf("nginx-on-2dl run 3: machine too busy: %d attempts, each disturbed (the last: disturbed: lag 30 ms > 25)", disturb.DefaultMaxAttempts))
 	assert.Equal(t, disturb.DefaultMaxAttempts, n)
 	assert.Len(t, env.Safety.Aborts, disturb.DefaultMaxAttempts)
 	require.Len(t, env.Safety.TooBusy, 1)
 	assert.Equal(t, "nginx-on-2dl", env.Safety.TooBusy[0].Condition)
-	assert.Contains(t, engine.TooBusyByCondition(env.Safety.TooBusy)["nginx-on-2dl"], "4 attempts")
+	assert.Contains(t, engine.TooBusyByCondition(env.Safety.TooBusy)["nginx-on-2dl"], fmt.Sprintf("%d attempts", disturb.DefaultMaxAttempts))
 }
 
 // An attempt that fails is not redone (the failure is the result), and

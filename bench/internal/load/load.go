@@ -412,6 +412,13 @@ type Result struct {
 	// Stream is the event stream's reader's record, when the spec ran one.
 	Stream  *StreamResult `json:"stream,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
+	// WallStep is how far the wall clock moved against the monotonic
+	// clock over the run (its wall-clock elapsed time minus Elapsed): the
+	// app's, the sampler's and the client's records are lined up on the
+	// wall clock, which a step of the system's time would shift against
+	// the client's monotonic offsets. About 0; the redo rule redoes a run
+	// whose step passes its bound (disturb.DefaultWallStep).
+	WallStep time.Duration `json:"wall_step_ns"`
 	// GCCycles counts the requester's own garbage collections during the
 	// run: each can delay a request's start (labagent runs with the
 	// collector off, so it should be 0).
@@ -472,7 +479,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		time.Sleep(spec.BaselineGap)
 		res.Baseline = append(res.Baseline, rawExchange(ctx, spec, k))
 	}
-	res.Elapsed = time.Since(start)
+	end := time.Now()
+	res.Elapsed = end.Sub(start)
+	res.WallStep = time.Duration(end.UnixNano()-start.UnixNano()) - res.Elapsed
 	runtime.ReadMemStats(&mem)
 	res.GCCycles = mem.NumGC - gc0
 	return res, nil

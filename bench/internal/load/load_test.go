@@ -56,6 +56,9 @@ func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
 	assert.Less(t, got, int64(size), "half way through, part of the body is unread")
 	_, ok = d.ReadBy(0)
 	assert.False(t, ok, "nothing is known before the first read")
+	// No time daemon steps this machine's clock under a unit test: wall
+	// and monotonic elapsed times agree to the clocks' reads.
+	assert.Less(t, res.WallStep.Abs(), time.Millisecond, "the wall clock's step against the monotonic one")
 
 	require.Len(t, res.Fast, 8)
 	for k, p := range res.Fast {

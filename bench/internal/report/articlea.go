@@ -72,7 +72,12 @@ type Run struct {
 	// WindowS is the load's own duration; WallS the whole run with the
 	// pod's start and teardown.
 	WindowS float64 `json:"window_s"`
-	WallS   float64 `json:"wall_s"`
+	// WallStepMs is how far the wall clock moved against the monotonic
+	// clock over the load (load.Result.WallStep): the redo rule redoes a
+	// run past its bound, and a run past disturb.DefaultWallStep is
+	// unsound without the rule.
+	WallStepMs float64 `json:"wall_step_ms"`
+	WallS      float64 `json:"wall_s"`
 	// Server and Sysctls are what this run's pod ran with, read back, and
 	// ClientCPUs the client's CPU quota in cores as its cgroup says (0
 	// when unlimited or unread).
@@ -289,6 +294,9 @@ type Condition struct {
 	// downloads at their write end (direct paths only), unread counted
 	// from the client's own reads over the sample's socket read.
 	WriteEndMismatchMax *float64 `json:"write_end_mismatch_max"`
+	// WriteEndWorst is the download WriteEndMismatchMax comes from, its
+	// sample as the run recorded it.
+	WriteEndWorst *WriteEndQueues `json:"write_end_worst,omitempty"`
 	// WriteEndUnreadBytes and WriteEndUnreadMaxBytes are, per download,
 	// what the path held when the app's write ended (the bytes its client
 	// had not read yet): per run the mean and the largest over the

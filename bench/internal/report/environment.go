@@ -1,7 +1,9 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"wsgilab/bench/internal/podspec"
@@ -143,14 +145,18 @@ type Abort struct {
 // over LagMaxMs, or its second-worst over LagSecondMs (more than the one
 // request a quiet host holds back), its client throttled in over
 // ClientThrottledShare of its CFS periods, or the CPU outside the lab
-// held over OutsideShare for OutsideWindowS within its window. Each bound
-// is above what quiet series measured (reports/measurements.md).
+// held over OutsideShare for OutsideWindowS within its window, or its wall
+// clock stepped over WallStepMs, either way, against the monotonic clock.
+// Each bound is above what quiet series measured
+// (reports/measurements.md).
 type RedoRule struct {
 	LagMaxMs             float64 `json:"lag_max_ms"`
 	LagSecondMs          float64 `json:"lag_second_ms"`
 	ClientThrottledShare float64 `json:"client_throttled_share"`
 	OutsideShare         float64 `json:"outside_share"`
 	OutsideWindowS       float64 `json:"outside_window_s"`
+	// WallStepMs is 0 in a series from before the bound.
+	WallStepMs float64 `json:"wall_step_ms,omitempty"`
 	// MaxAttempts is how often one run may be tried before the series
 	// calls its machine too busy for it.
 	MaxAttempts int `json:"max_attempts"`
@@ -164,7 +170,8 @@ const (
 
 // Disturbance is one bound of the redo rule a run crossed.
 type Disturbance struct {
-	// Check is "lag", "lag-second", "client-throttled" or "outside-cpu".
+	// Check is "lag", "lag-second", "client-throttled", "outside-cpu" or
+	// "wall-step".
 	Check    string  `json:"check"`
 	Measured float64 `json:"measured"`
 	Bound    float64 `json:"bound"`
@@ -177,12 +184,14 @@ func (d Disturbance) String() string {
 
 // RunNoise are the figures of a run the redo rule reads: the prober's
 // worst and second-worst lag, the client's throttled share of CFS
-// periods, and the CPU outside the lab (nil when the stop was off).
+// periods, the wall clock's step over the load, and the CPU outside the
+// lab (nil when the stop was off).
 type RunNoise struct {
 	LagMaxMs              float64    `json:"lag_max_ms"`
 	LagSecondMs           float64    `json:"lag_second_ms"`
 	ClientThrottledShare  float64    `json:"client_throttled_share"`
 	ClientThrottleSampled bool       `json:"client_throttle_sampled"`
+	WallStepMs            float64    `json:"wall_step_ms"`
 	Host                  *HostNoise `json:"host,omitempty"`
 }
 
@@ -258,6 +267,11 @@ type Image struct {
 	// Archive alone (image.BuildBase).
 	SourcesHidden bool   `json:"sources_hidden,omitempty"`
 	Archive       string `json:"archive,omitempty"`
+	// By, when set, names the step of the same job that built the image
+	// for this series, which then found it on the engine: "labimage",
+	// make test's image step (image.Adopt). Empty when the series built
+	// the image itself (Built) or found one built before.
+	By string `json:"by,omitempty"`
 }
 
 // Machine is what could disturb a series, read before it starts.
@@ -276,4 +290,38 @@ type Machine struct {
 	// Busy, when set, says why the machine was not quiet: the series'
 	// verdicts are shown with that warning.
 	Busy string `json:"busy,omitempty"`
+}
+
+// ImageRecord is what make test's image step (cmd/labimage) found or
+// built for the series that follows it, with the base image's build
+// output: that series reads it (LAB_IMAGE_RECORD) and reports the build
+// as its images' (image.Adopt).
+type ImageRecord struct {
+	Base Image `json:"base"`
+	Lab  Image `json:"lab"`
+	// Log is the base image's build output; empty when it was found.
+	Log string `json:"log"`
+	// Versions, when set, are the lab image's components' versions as a
+	// series read them: a series writes such a record for the children it
+	// starts (TestShards, TestResume, TestNoLeaks), which take its images
+	// and versions instead of compiling labagent to find the lab image and
+	// running it to read them again.
+	Versions *Versions `json:"versions,omitempty"`
+}
+
+// ReadImageRecord reads the record cmd/labimage -record wrote at path,
+// naming the file and what is wrong with it.
+func ReadImageRecord(path string) (ImageRecord, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ImageRecord{}, err
+	}
+	var r ImageRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return ImageRecord{}, fmt.Errorf("%s is not an image record (cmd/labimage -record writes one): %w", path, err)
+	}
+	if r.Base.Ref == "" || r.Lab.Ref == "" {
+		return ImageRecord{}, fmt.Errorf("%s: an image record names both images; this one names base %q and lab %q", path, r.Base.Ref, r.Lab.Ref)
+	}
+	return r, nil
 }

@@ -1,6 +1,12 @@
 package report
 
-import "wsgilab/bench/internal/probe"
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"wsgilab/bench/internal/probe"
+)
 
 // Observed is what the /proc sampler saw during one run, summarized; runs.json
 // carries it as the run's "observed" field.
@@ -79,8 +85,10 @@ type HopPeak struct {
 // are all in the path's queues.
 type WriteEndQueues struct {
 	ID string `json:"id"`
-	// AtMs is the sample's time from the run's start.
-	AtMs float64 `json:"at_ms"`
+	// AtMs is the sample's time from the run's start; EndMs the app's
+	// write end's.
+	AtMs  float64 `json:"at_ms"`
+	EndMs float64 `json:"end_ms"`
 	// QueuedBytes sums, per hop, the queues of the path at that sample
 	// (direct: this download's two sockets; via NGINX: all sockets of the
 	// path, both downloads).
@@ -101,6 +109,10 @@ type WriteEndQueues struct {
 	// OwnSockets is true when QueuedBytes counts this download's sockets
 	// only, so it should equal UnreadBytes.
 	OwnSockets bool `json:"own_sockets"`
+	// WallStepMs is the run's wall-clock step (load.Result.WallStep):
+	// the unread bytes, read at the sample's wall-clock time from the
+	// client's monotonic marks, are off by the client's rate times it.
+	WallStepMs float64 `json:"wall_step_ms"`
 }
 
 // Mismatch is how far QueuedBytes lies outside what the client had not
@@ -116,6 +128,25 @@ func (q WriteEndQueues) Mismatch() float64 {
 		off = lo - q.QueuedBytes
 	}
 	return float64(off) / float64(q.UnreadBytes)
+}
+
+// Describe says what q compared, for a verdict's note: "direct-2dl-r1-dl2
+// 49.8 ms after the write end: queued 2916196 B (app->client 2908163,
+// client<-app 8033) against unread 2908162 to 2908162 B over a 0.24 ms
+// read; the run's wall clock stepped 0.004 ms". A record from before
+// EndMs and WallStepMs gives the sample's time from the run's start.
+func (q WriteEndQueues) Describe() string {
+	hops := make([]string, 0, len(q.Hops))
+	for h, b := range q.Hops {
+		hops = append(hops, fmt.Sprintf("%s %d", h, b))
+	}
+	slices.Sort(hops)
+	when := fmt.Sprintf("%.1f ms after the write end", q.AtMs-q.EndMs)
+	if q.EndMs == 0 {
+		when = fmt.Sprintf("%.1f ms into the run", q.AtMs)
+	}
+	return fmt.Sprintf("%s %s: queued %d B (%s) against unread %d to %d B over a %.2f ms read; the run's wall clock stepped %.3f ms",
+		q.ID, when, q.QueuedBytes, strings.Join(hops, ", "), q.UnreadAfterBytes, q.UnreadBytes, q.ReadMs, q.WallStepMs)
 }
 
 // ProbeCost is what sampling cost, in the probe's own container.

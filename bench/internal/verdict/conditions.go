@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"wsgilab/bench/internal/report"
 )
@@ -16,6 +17,9 @@ type Metric struct {
 	// their median, their largest or their least; or in a way no bound
 	// is kept for (the zero value: sums, shares of runs).
 	over fold
+	// explain, when set, says where a condition's figure comes from (the
+	// claim's note): a harness check that fails names its sample.
+	explain func(report.Condition) string
 }
 
 // fold is how a summary's figure comes from its runs' (Metric.over).
@@ -61,11 +65,17 @@ func sampled(name string, f func(report.Condition) *float64) Metric {
 	}}
 }
 
+// explained is m with its figures explained by f.
+func explained(m Metric, f func(report.Condition) string) Metric {
+	m.explain = f
+	return m
+}
+
 // withDownloads is a metric that exists only when the runs had slow
 // clients with a body (not held connections, which the app keeps no
 // record of).
 func withDownloads(m Metric) Metric {
-	return Metric{Name: m.Name, over: m.over, of: func(c report.Condition) (float64, error) {
+	return Metric{Name: m.Name, over: m.over, explain: m.explain, of: func(c report.Condition) (float64, error) {
 		if c.SlowKind == "headers" || c.SlowKind == "silent" || c.SlowKind == "idle" {
 			return 0, fmt.Errorf("%s slow clients hold a connection and have no %s", c.SlowKind, m.Name)
 		}
@@ -96,7 +106,13 @@ var (
 	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
 	// WriteEndMismatch is the largest report.WriteEndQueues.Mismatch at
 	// the app's write end, unread counted from the client's own reads.
-	WriteEndMismatch = withDownloads(folded(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }), foldLargest))
+	WriteEndMismatch = explained(withDownloads(folded(sampled("queued-against-unread check", func(c report.Condition) *float64 { return c.WriteEndMismatchMax }), foldLargest)),
+		func(c report.Condition) string {
+			if c.WriteEndWorst == nil {
+				return ""
+			}
+			return "worst: " + c.WriteEndWorst.Describe()
+		})
 )
 
 // condCheck reads metric m of each condition in ids and judges the values.
@@ -127,6 +143,21 @@ func (c condCheck) Eval(d Data) (Outcome, error) {
 		vals[i] = v
 	}
 	return c.judge(vals), nil
+}
+
+// Note is what the metric's explain says of each condition read, when
+// it has one.
+func (c condCheck) Note(d Data) string {
+	if c.m.explain == nil {
+		return ""
+	}
+	var notes []string
+	for _, id := range c.ids {
+		if n := c.m.explain(d.Conditions[id]); n != "" {
+			notes = append(notes, id+" "+n)
+		}
+	}
+	return strings.Join(notes, "; ")
 }
 
 // Below holds when m of condition id is under limit.

@@ -12,10 +12,10 @@ import (
 
 // Grows holds when the least p95 of each cell's runs (P95Least) along
 // ids (one path at one rate, by growing size) never falls by more than
-// its noise, a quarter of the previous value plus 2 ms, and the last is
-// at least 10x the first. The measured value is last over first. Not the
-// median: of two runs it is their mean, and one run a busy host slowed
-// (sweep-nginx-off-4m-2mps at 61.2 and 2.41 ms, a make test of
+// its noise, a quarter of the previous value plus GrowsNoiseMs, and the
+// last is at least 10x the first. The measured value is last over first.
+// Not the median: of two runs it is their mean, and one run a busy host
+// slowed (sweep-nginx-off-4m-2mps at 61.2 and 2.41 ms, a make test of
 // 2026-12-03) made the 4 MiB cell 31.8 ms against the 8 MiB cell's 2.45
 // ms. A host only ever adds latency, so the least run is the cell's own;
 // a path whose p95 did not grow would not grow in its least run either.
@@ -23,11 +23,26 @@ func Grows(ids ...string) Check {
 	return condCheck{ids, P95Least, func(v []float64) Outcome {
 		holds := v[len(v)-1] >= 10*v[0]
 		for i := 1; i < len(v); i++ {
-			holds = holds && v[i] >= 0.75*v[i-1]-2
+			holds = holds && v[i] >= 0.75*v[i-1]-GrowsNoiseMs
 		}
-		return Outcome{v[len(v)-1] / v[0], "each size >= 0.75x the previous - 2 ms, last >= 10x first", holds}
+		return Outcome{v[len(v)-1] / v[0], fmt.Sprintf("each size >= 0.75x the previous - %g ms, last >= 10x first", float64(GrowsNoiseMs)), holds}
 	}, false}
 }
+
+// GrowsNoiseMs is how far a cell's p95 may fall below three quarters of
+// the previous size's without Grows calling it a fall: the spread of a
+// cell that does not stall. Both runs of one can be slowed: the host's
+// hiccups come in clusters of a minute or two, and a CI run of 2026-12-04
+// measured the 4 MiB NGINX-off cell at 28.7 ms or more in both its runs
+// (its 8 MiB neighbour near 2 ms), 2026-12-03 at 61.2 ms in one. The VM
+// charges such a hiccup to whatever runs, so the app and NGINX run out of
+// their CFS quota on their usual work (a run here: app 91 ms of CPU and 8
+// throttled periods, NGINX 50 ms and 7, for the same /fast requests
+// its quiet runs served with 53 to 72 ms and 0 to 2, and 19 to 33 ms
+// and 0). 100 ms is past the worst of those, and far below the smallest
+// step between two stalled sizes (1.5 s: 2.07 to 3.75 s direct, 2.07 to
+// 3.76 s NGINX off), so a fall of stalled cells is still caught.
+const GrowsNoiseMs = 100
 
 // StallsFirst holds when row a (by growing size) reaches a P95 over
 // stallMs at an earlier position than row b, which may never reach it.

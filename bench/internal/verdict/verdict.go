@@ -68,6 +68,12 @@ type Outcome struct {
 	Holds     bool
 }
 
+// noter is a Check that can say where its figures come from: the
+// claim's note.
+type noter interface {
+	Note(d Data) string
+}
+
 // Data is what verdicts read: condition summaries by id (article A's and
 // every matrix like it) and article B's throughput rows.
 type Data struct {
@@ -138,6 +144,9 @@ func evaluate(v Verdict, d Data) report.Claim {
 		return c
 	}
 	c.Evaluated, c.Measured, c.Threshold, c.Holds = true, o.Measured, o.Threshold, o.Holds
+	if n, ok := v.Check.(noter); ok {
+		c.Note = n.Note(d)
+	}
 	c.Status = report.StatusFails
 	if o.Holds {
 		c.Status = report.StatusHolds

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 )
 
@@ -449,8 +450,10 @@ func TestStallsFirstWhenNeitherStalls(t *testing.T) {
 
 // Grows reads each cell's least run: one run a busy host slowed (the 4
 // MiB cell at 61.2 and 2.41 ms, its median 31.8 ms against the 8 MiB
-// cell's 2.45, a make test of 2026-12-03) does not break the row, and a
-// row whose runs all fall still fails.
+// cell's 2.45, a make test of 2026-12-03) does not break the row; nor
+// do both runs of a cell that does not stall, slowed by a cluster of
+// hiccups (GrowsNoiseMs). A row whose runs all fall, or that never
+// stalls, still fails.
 func TestGrowsReadsTheLeastRun(t *testing.T) {
 	ids := []string{"s4", "s8", "s12", "s16", "s24"}
 	row := func(runs ...[2]float64) Data {
@@ -467,6 +470,35 @@ func TestGrowsReadsTheLeastRun(t *testing.T) {
 	c := Evaluate([]Verdict{v}, ci)[0]
 	assert.Equal(t, report.StatusHolds, c.Status, "%+v", c)
 	assert.InDelta(t, 7722/2.41, c.Measured, 1)
+	// A CI run of 2026-12-04: the 4 MiB cell slowed in both runs.
+	both := row([2]float64{28.7, 35.2}, [2]float64{1.35, 2.1}, [2]float64{1528, 2088}, [2]float64{3762, 4340}, [2]float64{8231, 8207})
+	assert.Equal(t, report.StatusHolds, Evaluate([]Verdict{v}, both)[0].Status, "a no-stall cell's noise is not a fall")
 	falls := row([2]float64{2.4, 2.5}, [2]float64{2100, 2200}, [2]float64{900, 950}, [2]float64{3762, 4340}, [2]float64{8231, 7722})
 	assert.Equal(t, report.StatusFails, Evaluate([]Verdict{v}, falls)[0].Status, "2,100 ms at 8 MiB, 900 at 12")
+	flat := row([2]float64{2.4, 2.5}, [2]float64{2.4, 2.6}, [2]float64{2.2, 3}, [2]float64{2.5, 2.9}, [2]float64{2.6, 2.7})
+	assert.Equal(t, report.StatusFails, Evaluate([]Verdict{v}, flat)[0].Status, "a row that never stalls does not grow")
+}
+
+// The write-end check's claim names the download its figure comes from:
+// a failure in CI's log says which hop held the bytes, when and over how
+// long a read, with no report directory to open.
+func TestWriteEndClaimNamesItsSample(t *testing.T) {
+	v, ok := Find(ArticleA, "write-ends-when-rest-fits-direct-2dl")
+	require.True(t, ok)
+	d := clone(good())
+	setA("direct-2dl", func(c *report.Condition) {
+		c.WriteEndMismatchMax = f(0.0258)
+		c.WriteEndWorst = &report.WriteEndQueues{ID: "direct-2dl-r1-dl2", AtMs: 6676.7, EndMs: 6626.9, QueuedBytes: 2_929_000,
+			Hops: map[probe.Hop]int64{probe.HopAppToClient: 2_855_000, probe.HopClientFromApp: 74_000}, ReadMs: 0.24,
+			UnreadBytes: 2_855_000, UnreadAfterBytes: 2_855_000, OwnSockets: true, WallStepMs: 0.004}
+	})(&d)
+	c := status(t, v, d)
+	assert.Equal(t, report.StatusFails, c.Status)
+	assert.Equal(t, "direct-2dl worst: direct-2dl-r1-dl2 49.8 ms after the write end: queued 2929000 B "+
+		"(app->client 2855000, client<-app 74000) against unread 2855000 to 2855000 B over a 0.24 ms read; "+
+		"the run's wall clock stepped 0.004 ms", c.Note)
+
+	// A check without an explanation keeps no note.
+	v, _ = Find(ArticleA, "completion-direct-8s")
+	assert.Empty(t, status(t, v, d).Note)
 }
