@@ -3,12 +3,14 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/kube"
 	"wsgilab/bench/internal/podspec"
@@ -35,15 +37,25 @@ func TestKubePod(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, jobs, 1)
 	j := jobs[0]
-	out, err := stack.KubePod(t, lab.Session, j.Job.Spec.Template.Spec,
-		map[string]map[string]string{"run-table": j.Table.Data}, []string{"JOB_COMPLETION_INDEX=0"},
-		stack.Ident{Condition: "kube-" + c.ID, Run: 1})
-	require.NoError(t, err, "the pod's client printed:\n%s", tail(string(out), 10))
-
-	var rec engine.Record
-	dec := json.NewDecoder(bytes.NewReader(out))
-	dec.DisallowUnknownFields()
-	require.NoError(t, dec.Decode(&rec), "the client's stdout is one raw record")
+	// The run is judged by the redo rule as a series' runs are: one run
+	// with the client's own stall would be read as NGINX's (CI once saw
+	// /fast p95 at 21 ms here against 2 ms).
+	rec, err := lab.RunPod(t, c, func(tb stack.TB, n int) (engine.Record, error) {
+		out, err := stack.KubePod(tb, lab.Session, j.Job.Spec.Template.Spec,
+			map[string]map[string]string{"run-table": j.Table.Data}, []string{"JOB_COMPLETION_INDEX=0"},
+			stack.Ident{Condition: "kube-" + c.ID, Run: n})
+		if err != nil {
+			return engine.Record{}, fmt.Errorf("the pod's client printed:\n%s\n%w", tail(string(out), 10), err)
+		}
+		var rec engine.Record
+		dec := json.NewDecoder(bytes.NewReader(out))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&rec); err != nil {
+			return rec, fmt.Errorf("the client's stdout is not one raw record: %w", err)
+		}
+		return rec, nil
+	})
+	require.NoError(t, err)
 	assert.Equal(t, c.ID, rec.Condition)
 	rows := engine.SummarizeRun(c, rec)
 	assert.True(t, rows.Run.Valid, "invalid: %s", rows.Run.Invalid)
@@ -53,8 +65,9 @@ func TestKubePod(t *testing.T) {
 	for _, s := range rec.Sampler.TempFiles {
 		tempPeak = max(tempPeak, s.TotalBytes)
 	}
-	t.Logf("in the rendered pod: /fast p95 %.2f ms, app write %.3f s, temp files peak %.1f MiB",
-		rows.Run.P95Ms, rows.Run.WriteS, float64(tempPeak)/(1<<20))
+	noise := disturb.Noise(rows.Run)
+	t.Logf("in the rendered pod: /fast p95 %.2f ms, app write %.3f s, temp files peak %.1f MiB; the client's lag %.2f ms (second %.2f), throttled %.3f",
+		rows.Run.P95Ms, rows.Run.WriteS, float64(tempPeak)/(1<<20), noise.LagMaxMs, noise.LagSecondMs, noise.ClientThrottledShare)
 	assert.Less(t, rows.Run.P95Ms, 10.0, "/fast behind buffering on")
 	assert.Greater(t, tempPeak, int64(8<<20), "NGINX buffered the downloads")
 

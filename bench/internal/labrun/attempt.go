@@ -45,7 +45,8 @@ type discard struct {
 // when the CPU outside the lab crossed it, at once when only the client's
 // own stall or a clock step did (discard.wait). After the rule's
 // MaxAttempts the unit is recorded as too busy and fails with ErrTooBusy:
-// no verdict is judged on it. With no stop, do runs once.
+// no verdict is judged on its conditions (a unit outside the series' own,
+// with none, only fails). With no stop, do runs once.
 func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard, error)) error {
 	if l.Safety == nil {
 		l.beforeAttempt(unit, 1)
@@ -87,8 +88,12 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 			return fmt.Errorf("%s: %w", unit, errors.Join(calmErr, recErr))
 		}
 		if n >= maxAttempts {
-			errs := []error{fmt.Errorf("%s: %w: %d attempts, each disturbed (the last: %s); no verdict is judged on %s",
-				unit, ErrTooBusy, n, abortText(a), strings.Join(conditions, ", "))}
+			unjudged := ""
+			if len(conditions) > 0 {
+				unjudged = "; no verdict is judged on " + strings.Join(conditions, ", ")
+			}
+			errs := []error{fmt.Errorf("%s: %w: %d attempts, each disturbed (the last: %s)%s",
+				unit, ErrTooBusy, n, abortText(a), unjudged)}
 			for _, c := range conditions {
 				errs = append(errs, l.Reports.AddTooBusy(report.TooBusy{Unit: unit, Condition: c, Attempts: n, Last: abortText(a)}))
 			}

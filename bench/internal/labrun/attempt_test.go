@@ -16,6 +16,7 @@ import (
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
+	"wsgilab/bench/internal/stack"
 )
 
 // quietHost is a host on which nothing runs outside the lab.
@@ -154,4 +155,43 @@ func TestAttemptFailureAndNoStop(t *testing.T) {
 	calls := 0
 	require.NoError(t, l.attempt("u", []string{"c"}, func(int) (*discard, error) { calls++; return disturbed(50), nil }))
 	assert.Equal(t, 1, calls)
+}
+
+// RunPod judges a pod the caller opens as RunA judges its own: a
+// disturbed record is discarded and its pod removed (the attempt's
+// cleanups run) before the next attempt opens its own; the kept record is
+// returned with the safety stop's samples over its load.
+func TestRunPodRedoesADisturbedPod(t *testing.T) {
+	l, env := guardedLab(t)
+	c := engine.Pick(engine.ArticleA, "direct-0dl")[0]
+	var events []string
+	rec, err := l.RunPod(t, c, func(tb stack.TB, n int) (engine.Record, error) {
+		events = append(events, fmt.Sprintf("open %d", n))
+		tb.Cleanup(func() { events = append(events, fmt.Sprintf("remove %d", n)) })
+		rec := engine.Record{Condition: c.ID, Run: 1}
+		rec.Load.StartUnixNano, rec.Load.Elapsed = time.Now().UnixNano(), time.Millisecond
+		if n == 1 {
+			rec.Load.WallStep = 5 * time.Millisecond
+		}
+		return rec, nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"open 1", "remove 1", "open 2", "remove 2"}, events)
+	assert.Zero(t, rec.Load.WallStep, "the kept record is the second")
+	assert.NotNil(t, rec.Host, "with the safety stop's samples over its load")
+	require.Len(t, env.Safety.Aborts, 1)
+	assert.Equal(t, "direct-0dl in a rendered pod", env.Safety.Aborts[0].Unit)
+	assert.Equal(t, disturb.CheckWallStep, env.Safety.Aborts[0].Disturbances[0].Check)
+
+	_, err = l.RunPod(t, c, func(stack.TB, int) (engine.Record, error) { return engine.Record{}, errors.New("no pod") })
+	assert.ErrorContains(t, err, "no pod", "an error is not a discard")
+
+	_, err = l.RunPod(t, c, func(stack.TB, int) (engine.Record, error) {
+		rec := engine.Record{Condition: c.ID, Run: 1}
+		rec.Load.WallStep = -5 * time.Millisecond
+		return rec, nil
+	})
+	require.ErrorIs(t, err, ErrTooBusy)
+	assert.NotContains(t, err.Error(), "no verdict is judged")
+	assert.Empty(t, env.Safety.TooBusy, "the series' own runs of direct-0dl are not marked too busy")
 }
