@@ -1,7 +1,8 @@
 // Command labimage finds or builds the lab's images (image.Ensure: the
 // base image from Debian's archive with the host's apt sources hidden, and
 // the lab layer) without running a test, and writes what it found or built
-// to -record, with the base image's build output. make test runs it beside
+// to -record, with the base image's build output; then it builds the
+// example stacks' app images (exampleApps). make test runs it beside
 // the compile and the unit packages, so that a clean machine's base image
 // build (2 to 2.5 minutes here) overlaps them instead of starting the
 // series; the series then finds the images and reads the record
@@ -31,6 +32,7 @@ import (
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stackfile"
 )
 
 // buildTimeout bounds the whole step: the base image took 112 to 156 s on
@@ -57,13 +59,13 @@ func main() {
 		fmt.Fprintf(os.Stderr, "labimage: bad settings, nothing was started or written:\n%v\n", err)
 		os.Exit(2)
 	}
-	if err := run(settings, *record); err != nil {
+	if err := run(settings, wd, *record); err != nil {
 		fmt.Fprintln(os.Stderr, "labimage:", err)
 		os.Exit(1)
 	}
 }
 
-func run(settings engine.Settings, record string) error {
+func run(settings engine.Settings, wd, record string) error {
 	pool, err := dockertest.NewPool("")
 	if err == nil {
 		err = pool.Client.Ping()
@@ -96,5 +98,37 @@ func run(settings engine.Settings, record string) error {
 	if base.Built {
 		rec.Log = log.String()
 	}
-	return report.WriteFile(filepath.Dir(record), filepath.Base(record), report.JSON(rec))
+	if err := report.WriteFile(filepath.Dir(record), filepath.Base(record), report.JSON(rec)); err != nil {
+		return err
+	}
+	exampleApps(ctx, pool.Client, wd, lab.Ref)
+	return nil
+}
+
+// exampleApps builds the app images of fixtures/stacks' stack files (each
+// app directory once) on the lab image, as the stack checks would: the
+// same content-addressed images (image.EnsureApp), which TestStack then
+// finds instead of building them between its runs (about 30 s of make
+// test's series here). A file or build that fails is only logged: the
+// check builds its image itself and reports it there.
+func exampleApps(ctx context.Context, eng image.Engine, root, lab string) {
+	dir := filepath.Join(root, "fixtures", "stacks")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	nested, _ := filepath.Glob(filepath.Join(dir, "*", "stack.yaml"))
+	for _, path := range append(files, nested...) {
+		f, err := stackfile.Load(path)
+		if err != nil || f.App == nil {
+			continue
+		}
+		tree, err := f.OpenApp()
+		if err == nil {
+			var app report.Image
+			if app, err = image.EnsureApp(ctx, eng, lab, tree.Files(), stackfile.AppRoot); err == nil && app.Built {
+				fmt.Fprintf(os.Stderr, "labimage: built %s for %s in %v\n", app.Ref, f.Name, app.Duration.Round(time.Millisecond))
+			}
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "labimage: %s's app image (left to its check): %v\n", path, err)
+		}
+	}
 }
