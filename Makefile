@@ -25,7 +25,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## of every test binary (go test -exec true, two at a time, at nice 19:
 ## the image step's apt and dpkg get the CPU first, and the base image
 ## took 148 s beside it against 241 s unniced, the step and the compile
-## together 266 s against 295 s) and then the unit packages, one at a
+## together 266 s against 295 s before the step also built the app
+## images, about 290 s since) and then the unit packages, one at a
 ## time (not niced: their clocks are asserted). The series (./bench, -p 1, which keeps its
 ## measurements apart) starts once all three are done, finds the images and
 ## reports their build from the step's record (LAB_IMAGE_RECORD). A failed

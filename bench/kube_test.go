@@ -40,7 +40,7 @@ func TestKubePod(t *testing.T) {
 	// The run is judged by the redo rule as a series' runs are: one run
 	// with the client's own stall would be read as NGINX's (CI once saw
 	// /fast p95 at 21 ms here against 2 ms).
-	rec, err := lab.RunPod(t, c, func(tb stack.TB, n int) (engine.Record, error) {
+	rec, err := lab.RunPod(t, "kube-"+c.ID, c, func(tb stack.TB, n int) (engine.Record, error) {
 		out, err := stack.KubePod(tb, lab.Session, j.Job.Spec.Template.Spec,
 			map[string]map[string]string{"run-table": j.Table.Data}, []string{"JOB_COMPLETION_INDEX=0"},
 			stack.Ident{Condition: "kube-" + c.ID, Run: n})

@@ -107,23 +107,23 @@ func run(settings engine.Settings, wd, record string) error {
 
 // exampleApps builds the app images of fixtures/stacks' stack files (each
 // app directory once) on the lab image, as the stack checks would: the
-// same content-addressed images (image.EnsureApp), which TestStack then
-// finds instead of building them between its runs (about 30 s of make
-// test's series here). A file or build that fails is only logged: the
-// check builds its image itself and reports it there.
+// same content-addressed images (image.EnsureStackApp), which TestStack
+// then finds instead of building them between its runs (about 30 s of
+// make test's series here). A file or build that fails is only logged:
+// the check builds its image itself and reports it. A linked directory is
+// not followed.
 func exampleApps(ctx context.Context, eng image.Engine, root, lab string) {
 	dir := filepath.Join(root, "fixtures", "stacks")
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	nested, _ := filepath.Glob(filepath.Join(dir, "*", "stack.yaml"))
 	for _, path := range append(files, nested...) {
-		f, err := stackfile.Load(path)
-		if err != nil || f.App == nil {
+		if fi, err := os.Lstat(filepath.Dir(path)); err != nil || !fi.IsDir() {
 			continue
 		}
-		tree, err := f.OpenApp()
-		if err == nil {
+		f, err := stackfile.Load(path)
+		if err == nil && f.App != nil {
 			var app report.Image
-			if app, err = image.EnsureApp(ctx, eng, lab, tree.Files(), stackfile.AppRoot); err == nil && app.Built {
+			if app, err = image.EnsureStackApp(ctx, eng, lab, f); err == nil && app.Built {
 				fmt.Fprintf(os.Stderr, "labimage: built %s for %s in %v\n", app.Ref, f.Name, app.Duration.Round(time.Millisecond))
 			}
 		}

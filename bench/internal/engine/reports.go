@@ -372,11 +372,12 @@ func (r *Reports) addSafety(change func(*report.Safety)) error {
 }
 
 // AddDiscarded writes the raw record of a run the redo rule discarded,
-// attempt n of run rec.Run of c, beside the kept runs' records, and
-// returns its path relative to the report directory: a discarded run is
-// never summarized, but nothing it measured is lost.
-func (r *Reports) AddDiscarded(c Condition, rec Record, n int) (string, error) {
-	raw := filepath.Join("raw", "discarded", fmt.Sprintf("%s-run%d-attempt%d.json", c.ID, rec.Run, n))
+// attempt n of run rec.Run of the unit named name (a condition's id, or
+// a pod's own name), beside the kept runs' records, and returns its path
+// relative to the report directory: a discarded run is never summarized,
+// but nothing it measured is lost.
+func (r *Reports) AddDiscarded(name string, rec Record, n int) (string, error) {
+	raw := filepath.Join("raw", "discarded", fmt.Sprintf("%s-run%d-attempt%d.json", name, rec.Run, n))
 	return raw, report.WriteFile(filepath.Join(r.dir, filepath.Dir(raw)), filepath.Base(raw), report.JSON(rec))
 }
 

@@ -14,6 +14,7 @@ import (
 	dc "github.com/ory/dockertest/v3/docker"
 
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stackfile"
 )
 
 // AppRepository holds the images built from stack files' app directories.
@@ -117,4 +118,16 @@ func Inspect(eng Engine, ref string) (report.Image, error) {
 		return report.Image{}, fmt.Errorf("image: inspect %s: %w", ref, err)
 	}
 	return report.Image{Ref: ref, ID: img.ID}, nil
+}
+
+// EnsureStackApp finds or builds the app image of stack file f (which has
+// an app directory) on from: EnsureApp on the directory as it was checked
+// (stackfile.File.OpenApp), as the stack check and make test's image step
+// both build it.
+func EnsureStackApp(ctx context.Context, eng Engine, from string, f stackfile.File) (report.Image, error) {
+	tree, err := f.OpenApp()
+	if err != nil {
+		return report.Image{}, fmt.Errorf("stack file %s: app.dir %q: want the directory as it was checked: %w", f.Name, f.App.Dir, err)
+	}
+	return EnsureApp(ctx, eng, from, tree.Files(), stackfile.AppRoot)
 }

@@ -57,7 +57,7 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 	for n := 1; ; n++ {
 		l.beforeAttempt(unit, n)
 		mark := l.Safety.Begin()
-		d, err := do(n)
+		d, err := l.during(mark, func() (*discard, error) { return do(n) })
 		trip, tripped := l.Safety.End(mark)
 		var a report.Abort
 		calm, window := l.Settings.Safety.Config.Threshold, time.Duration(0)
@@ -102,6 +102,21 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 	}
 }
 
+// during runs do as the unit begun at mark; a do that ends its goroutine
+// (a Fatal, a panic) ends the unit too, so that the stop does not count
+// it as under way for the rest of the series.
+func (l *Lab) during(mark safety.Mark, do func() (*discard, error)) (*discard, error) {
+	returned := false
+	defer func() {
+		if !returned {
+			l.Safety.End(mark)
+		}
+	}()
+	d, err := do()
+	returned = true
+	return d, err
+}
+
 // atOnce names what disturbed a run that is redone at once: the time of
 // day, when it stepped and nothing else crossed a bound; else the
 // client's own stall.
@@ -133,8 +148,8 @@ func abortText(a report.Abort) string {
 
 // judgeA is the redo rule on attempt n of run rec of c: nil when the run
 // was undisturbed (or the stop is off), else its discard, whose raw
-// record is written aside first.
-func (l *Lab) judgeA(c engine.Condition, rec engine.Record, n int) (*discard, error) {
+// record is written aside first, named after name (RunA: c's id).
+func (l *Lab) judgeA(c engine.Condition, name string, rec engine.Record, n int) (*discard, error) {
 	if l.Safety == nil {
 		return nil, nil
 	}
@@ -145,7 +160,7 @@ func (l *Lab) judgeA(c engine.Condition, rec engine.Record, n int) (*discard, er
 	if len(ds) == 0 {
 		return nil, nil
 	}
-	raw, err := l.Reports.AddDiscarded(c, rec, n)
+	raw, err := l.Reports.AddDiscarded(name, rec, n)
 	if err != nil {
 		return nil, err
 	}
@@ -158,12 +173,14 @@ func (l *Lab) judgeA(c engine.Condition, rec engine.Record, n int) (*discard, er
 	return &discard{abort: a, wait: outside, calm: rule.OutsideShare, window: time.Duration(rule.OutsideWindowS * float64(time.Second))}, nil
 }
 
-// hostSamples are the safety stop's points over the window [from, to],
+// hostSamples are the safety stop's points over the load window of rec,
 // once the stop has sampled past its end; nil without a stop.
-func (l *Lab) hostSamples(from, to time.Time) *engine.HostSamples {
+func (l *Lab) hostSamples(rec engine.Record) *engine.HostSamples {
 	if l.Safety == nil {
 		return nil
 	}
+	from := time.Unix(0, rec.Load.StartUnixNano)
+	to := from.Add(rec.Load.Elapsed)
 	l.Safety.Covers(to)
 	return &engine.HostSamples{Interval: l.Safety.Interval(), Points: l.Safety.Points(from, to)}
 }

@@ -160,33 +160,47 @@ func TestAttemptFailureAndNoStop(t *testing.T) {
 // RunPod judges a pod the caller opens as RunA judges its own: a
 // disturbed record is discarded and its pod removed (the attempt's
 // cleanups run) before the next attempt opens its own; the kept record is
-// returned with the safety stop's samples over its load.
+// returned with the safety stop's samples over its load. Its discards'
+// raw records are named after the pod, apart from the series' runs of
+// the same condition.
 func TestRunPodRedoesADisturbedPod(t *testing.T) {
 	l, env := guardedLab(t)
 	c := engine.Pick(engine.ArticleA, "direct-0dl")[0]
-	var events []string
-	rec, err := l.RunPod(t, c, func(tb stack.TB, n int) (engine.Record, error) {
-		events = append(events, fmt.Sprintf("open %d", n))
-		tb.Cleanup(func() { events = append(events, fmt.Sprintf("remove %d", n)) })
+	stepped := func(n int) engine.Record {
 		rec := engine.Record{Condition: c.ID, Run: 1}
 		rec.Load.StartUnixNano, rec.Load.Elapsed = time.Now().UnixNano(), time.Millisecond
 		if n == 1 {
 			rec.Load.WallStep = 5 * time.Millisecond
 		}
-		return rec, nil
+		return rec
+	}
+	var events []string
+	rec, err := l.RunPod(t, "kube-direct-0dl", c, func(tb stack.TB, n int) (engine.Record, error) {
+		events = append(events, fmt.Sprintf("open %d", n))
+		tb.Cleanup(func() { events = append(events, fmt.Sprintf("remove %d", n)) })
+		return stepped(n), nil
 	})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"open 1", "remove 1", "open 2", "remove 2"}, events)
 	assert.Zero(t, rec.Load.WallStep, "the kept record is the second")
 	assert.NotNil(t, rec.Host, "with the safety stop's samples over its load")
 	require.Len(t, env.Safety.Aborts, 1)
-	assert.Equal(t, "direct-0dl in a rendered pod", env.Safety.Aborts[0].Unit)
-	assert.Equal(t, disturb.CheckWallStep, env.Safety.Aborts[0].Disturbances[0].Check)
+	a := env.Safety.Aborts[0]
+	assert.Equal(t, "kube-direct-0dl", a.Unit)
+	assert.Equal(t, disturb.CheckWallStep, a.Disturbances[0].Check)
+	assert.Equal(t, filepath.Join("raw", "discarded", "kube-direct-0dl-run1-attempt1.json"), a.Raw)
 
-	_, err = l.RunPod(t, c, func(stack.TB, int) (engine.Record, error) { return engine.Record{}, errors.New("no pod") })
+	// The series' own run 1 of direct-0dl, discarded, keeps its own file.
+	err = l.attempt("direct-0dl run 1", []string{c.ID}, func(n int) (*discard, error) { return l.judgeA(c, c.ID, stepped(n), n) })
+	require.NoError(t, err)
+	require.Len(t, env.Safety.Aborts, 2)
+	assert.Equal(t, filepath.Join("raw", "discarded", "direct-0dl-run1-attempt1.json"), env.Safety.Aborts[1].Raw)
+	assert.FileExists(t, filepath.Join(l.Reports.Dir(), a.Raw), "the pod's discarded record, not overwritten")
+
+	_, err = l.RunPod(t, "kube-direct-0dl", c, func(stack.TB, int) (engine.Record, error) { return engine.Record{}, errors.New("no pod") })
 	assert.ErrorContains(t, err, "no pod", "an error is not a discard")
 
-	_, err = l.RunPod(t, c, func(stack.TB, int) (engine.Record, error) {
+	_, err = l.RunPod(t, "kube-direct-0dl", c, func(stack.TB, int) (engine.Record, error) {
 		rec := engine.Record{Condition: c.ID, Run: 1}
 		rec.Load.WallStep = -5 * time.Millisecond
 		return rec, nil
@@ -194,4 +208,26 @@ func TestRunPodRedoesADisturbedPod(t *testing.T) {
 	require.ErrorIs(t, err, ErrTooBusy)
 	assert.NotContains(t, err.Error(), "no verdict is judged")
 	assert.Empty(t, env.Safety.TooBusy, "the series' own runs of direct-0dl are not marked too busy")
+}
+
+// An attempt whose measure ends its goroutine (a Fatal on the attempt's
+// TB) still removes its pod, and its error reaches the test.
+func TestRunPodFatalRemovesThePod(t *testing.T) {
+	l, _ := guardedLab(t)
+	c := engine.Pick(engine.ArticleA, "direct-0dl")[0]
+	rec := &recTB{}
+	removed := false
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.RunPod(rec, "kube-direct-0dl", c, func(tb stack.TB, _ int) (engine.Record, error) {
+			tb.Cleanup(func() { removed = true })
+			tb.Fatalf("the pod never started")
+			return engine.Record{}, nil
+		})
+	}()
+	<-done
+	assert.True(t, removed, "the attempt's pod is removed")
+	assert.Contains(t, strings.Join(rec.errs, "\n"), "the pod never started")
+	assert.Contains(t, strings.Join(rec.errs, "\n"), "attempt 1 ended before it returned")
 }

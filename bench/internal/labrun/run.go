@@ -73,7 +73,7 @@ func (l *Lab) RunA(t stack.TB, c engine.Condition, k int) (report.Run, error) {
 		if rec, err = l.measureA(t, c, k); err != nil {
 			return nil, err
 		}
-		return l.judgeA(c, rec, n)
+		return l.judgeA(c, c.ID, rec, n)
 	})
 	if err != nil {
 		return report.Run{}, err
@@ -124,8 +124,7 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	series, err := sampling.Stop()
 	l.startAhead()
 	if loadErr == nil {
-		from := time.Unix(0, rec.Load.StartUnixNano)
-		rec.Host = l.hostSamples(from, from.Add(rec.Load.Elapsed))
+		rec.Host = l.hostSamples(rec)
 	}
 	if oom := pod.OOMKilled(); oom != nil { // the cause of any load error
 		var killed *stack.OOMError
@@ -178,32 +177,51 @@ func wrap(what string, err error) error {
 // RunPod runs one run of c in a pod the caller opens itself (TestKubePod's
 // pod, rendered as a Kubernetes Job and run as a kubelet would) under the
 // redo rule, as RunA runs its own: attempt n calls measure with a TB whose
-// cleanups run as the attempt ends, so a discarded attempt's pod is gone
-// before the next starts, and the record the rule kept is returned, with
-// the safety stop's host samples over its load. One run is all such a
-// test has, and the client's own stall (a 2 ms quota in a 10 ms period)
-// can take its /fast p95 from 2 to 20 ms: judged as a series' runs are,
-// that run is redone rather than read as NGINX's. The run is not added to
-// the series' reports; its discards are, as every discard is.
-func (l *Lab) RunPod(t stack.TB, c engine.Condition, measure func(t stack.TB, n int) (engine.Record, error)) (engine.Record, error) {
+// cleanups run as the attempt ends (whatever way it ends), so a discarded
+// attempt's pod is gone before the next starts, and the record the rule
+// kept is returned, with the safety stop's host samples over its load.
+// name is the pod's own name: the unit's, and its discards' raw records'
+// (raw/discarded/<name>-run<k>-attempt<n>.json), apart from the series'
+// runs of c. One run is all such a test has, and the client's own stall
+// (a 2 ms quota in a 10 ms period) can take its /fast p95 from 2 to 20
+// ms: judged as a series' runs are, that run is redone rather than read
+// as NGINX's. The run is not added to the series' reports; its discards
+// are, as every discard is. A pod opened ahead for a run that will not
+// come is removed first: no two pods share a window.
+func (l *Lab) RunPod(t stack.TB, name string, c engine.Condition, measure func(t stack.TB, n int) (engine.Record, error)) (engine.Record, error) {
 	t.Helper()
+	l.DiscardAhead()
 	var rec engine.Record
 	// No condition of the series is named: the series' own runs of c are
 	// judged apart, and this unit's giving up must not mark them too busy.
-	err := l.attempt(c.ID+" in a rendered pod", nil, func(n int) (*discard, error) {
-		scope := &heldTB{}
+	err := l.attempt(name, nil, func(n int) (*discard, error) {
 		var err error
-		rec, err = measure(scope, n)
-		scope.runCleanups()
-		scope.adopt(t) // the errors its cleanups reported
-		if err != nil {
+		if rec, err = measureScoped(t, n, measure); err != nil {
 			return nil, err
 		}
 		if rec.Host == nil && rec.Load.StartUnixNano != 0 {
-			from := time.Unix(0, rec.Load.StartUnixNano)
-			rec.Host = l.hostSamples(from, from.Add(rec.Load.Elapsed))
+			rec.Host = l.hostSamples(rec)
 		}
-		return l.judgeA(c, rec, n)
+		return l.judgeA(c, name, rec, n)
 	})
+	return rec, err
+}
+
+// measureScoped calls measure for attempt n with a TB of its own, whose
+// cleanups run as measure returns, or as it ends the goroutine (a Fatal,
+// a panic): then the errors it reported go to t, which is marked failed,
+// and the goroutine goes on ending.
+func measureScoped(t stack.TB, n int, measure func(t stack.TB, n int) (engine.Record, error)) (engine.Record, error) {
+	scope := &heldTB{}
+	returned := false
+	defer func() {
+		scope.runCleanups()
+		scope.adopt(t) // the errors it and its cleanups reported
+		if !returned {
+			t.Errorf("labrun: attempt %d ended before it returned", n)
+		}
+	}()
+	rec, err := measure(scope, n)
+	returned = true
 	return rec, err
 }

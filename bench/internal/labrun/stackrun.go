@@ -122,13 +122,9 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...engine.StackOptio
 	eng := l.Session.Pool().Client
 	var app report.Image
 	if f.App != nil {
-		tree, err := f.OpenApp()
-		if err != nil {
-			return report.Stack{}, fmt.Errorf("stack file %s: app.dir %q: want the directory as it was checked: %w", f.Name, f.App.Dir, err)
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), DefaultStackBuildWait)
 		defer cancel()
-		if app, err = image.EnsureApp(ctx, eng, l.Image, tree.Files(), stackfile.AppRoot); err != nil {
+		if app, err = image.EnsureStackApp(ctx, eng, l.Image, f); err != nil {
 			return report.Stack{}, err
 		}
 		sc = sc.WithImage(app.Ref)
