@@ -26,7 +26,7 @@ func points(shares ...float64) []safety.Point {
 func quietRun() report.Run {
 	return report.Run{LagMaxMs: 9.8, LagSecondMs: 0.4, // the quiet tail: one request held back
 		WallStepMs: 0.01,
-		Observed:   &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, Samples: 180}}},
+		Observed:   &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, ThrottledBurstMs: 46, Samples: 180}}},
 		Host:       Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
 }
 
@@ -40,6 +40,7 @@ func TestDefaultRuleValid(t *testing.T) {
 		"window 0":       func(r *report.RedoRule) { r.OutsideWindowS = 0 },
 		"no clock bound": func(r *report.RedoRule) { r.WallStepMs = 0 },
 		"no attempt":     func(r *report.RedoRule) { r.MaxAttempts = 0 },
+		"no burst bound": func(r *report.RedoRule) { r.ClientThrottledBurstMs = 0 },
 		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
 	} {
 		r := DefaultRule()
@@ -71,6 +72,11 @@ func TestEachBoundDisturbs(t *testing.T) {
 		"throttled client": {func(r *report.Run) {
 			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.3, Samples: 180}
 		}, CheckThrottled},
+		// The single-process Uvicorn cell of a make test (2026-12-05):
+		// its share 0.049, its throttled time 320 ms within 0.7 s.
+		"client stalled for a moment": {func(r *report.Run) {
+			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.049, ThrottledBurstMs: 319.5, Samples: 182}
+		}, CheckThrottledBurst},
 		"busy host": {func(r *report.Run) {
 			r.Host = Host(points(0.1, 0.96, 0.95, 0.9, 0.1), safety.DefaultInterval, DefaultOutsideWindow)
 		}, CheckOutside},

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
@@ -46,9 +47,13 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	}
 	for role, us := range series {
 		us.Close()
+		// The burst is read over the /fast schedule: before its first
+		// slot only the slow clients' connects run, whose CPU no request
+		// waits for.
+		burst := us.ThrottledBurst(res.Spec.FastOffset, disturb.ThrottledBurstWindow)
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
-			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20),
-			Samples: us.Samples}
+			ThrottledMs: float64(us.ThrottledTime) / 1e6, ThrottledBurstMs: float64(burst) / 1e6,
+			MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
 	}
 	for _, f := range s.FDs {
 		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {

@@ -574,6 +574,9 @@ func discardRow(a report.Abort) discardView {
 	d.Figures = strings.Join(crossed, "; ")
 	if f := a.Figures; f != nil {
 		d.Figures += fmt.Sprintf(" (lag max %s ms, second %s ms, client throttled %s", num(f.LagMaxMs), num(f.LagSecondMs), pct(f.ClientThrottledShare))
+		if f.ClientThrottledBurstMs > 0 {
+			d.Figures += fmt.Sprintf(", %s ms of it within a second", num(f.ClientThrottledBurstMs))
+		}
 		if f.WallStepMs != 0 {
 			d.Figures += fmt.Sprintf(", wall clock stepped %s ms", num(f.WallStepMs))
 		}
@@ -595,8 +598,11 @@ func redoLine(s report.Safety) string {
 		return "none recorded (a series from before the rule)"
 	}
 	clock := ""
+	if r.ClientThrottledBurstMs > 0 {
+		clock = fmt.Sprintf(" or for over %s ms within a second", num(r.ClientThrottledBurstMs))
+	}
 	if r.WallStepMs > 0 {
-		clock = fmt.Sprintf(", the wall clock steps over %s ms against the monotonic clock", num(r.WallStepMs))
+		clock += fmt.Sprintf(", the wall clock steps over %s ms against the monotonic clock", num(r.WallStepMs))
 	}
 	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms, the client is throttled in over %s of its CFS periods%s, "+
 		"or the CPU outside the lab holds above %s for %s s; at most %d attempts",

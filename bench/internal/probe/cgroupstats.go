@@ -1,8 +1,10 @@
 package probe
 
 import (
+	"cmp"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -163,6 +165,7 @@ type UsageSeries struct {
 	count       int
 	first, last usageSample
 	maxMemory   int64
+	throttled   []throttledAt
 
 	// Filled by Close.
 	Samples int `json:"samples"`
@@ -183,6 +186,9 @@ type usageSample struct {
 	u Usage
 }
 
+// throttledAt is a sample's throttled time so far.
+type throttledAt struct{ t, throttled time.Duration }
+
 // Add records u, sampled t into the run.
 func (s *UsageSeries) Add(t time.Duration, u Usage) {
 	if s.count == 0 || t < s.first.t {
@@ -192,7 +198,25 @@ func (s *UsageSeries) Add(t time.Duration, u Usage) {
 		s.last = usageSample{t, u}
 	}
 	s.maxMemory = max(s.maxMemory, u.MemoryBytes, u.MemoryPeakBytes)
+	s.throttled = append(s.throttled, throttledAt{t, u.ThrottledTime})
 	s.count++
+}
+
+// ThrottledBurst is the most throttled time between two samples taken at
+// or after from and at most window apart: where in the run a stall sat,
+// which ThrottledShare, over the whole window, dilutes. 0 with fewer than
+// two such samples.
+func (s *UsageSeries) ThrottledBurst(from, window time.Duration) time.Duration {
+	ts := slices.DeleteFunc(slices.Clone(s.throttled), func(x throttledAt) bool { return x.t < from })
+	slices.SortFunc(ts, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
+	var most time.Duration
+	for i, j := 0, 0; i < len(ts); i++ {
+		for ts[i].t-ts[j].t > window {
+			j++
+		}
+		most = max(most, ts[i].throttled-ts[j].throttled)
+	}
+	return most
 }
 
 // Close computes the aggregates; rates stay 0 with fewer than two samples.

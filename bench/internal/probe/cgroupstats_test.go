@@ -83,6 +83,25 @@ func TestUsageSeries(t *testing.T) {
 	assert.EqualValues(t, 70<<20, s.MaxMemoryBytes)
 }
 
+// ThrottledBurst is the most throttled time within window from from on:
+// a stall's 320 ms over 0.7 s, not the start's burst before from, nor the
+// quiet seconds after.
+func TestUsageSeriesThrottledBurst(t *testing.T) {
+	var s UsageSeries
+	for _, x := range []struct {
+		at, throttled time.Duration
+	}{{0, 0}, {100 * time.Millisecond, 180 * time.Millisecond}, {300 * time.Millisecond, 190 * time.Millisecond},
+		{7 * time.Second, 195 * time.Millisecond}, {7400 * time.Millisecond, 200 * time.Millisecond},
+		{7700 * time.Millisecond, 400 * time.Millisecond}, {8100 * time.Millisecond, 520 * time.Millisecond},
+		{9200 * time.Millisecond, 530 * time.Millisecond}} {
+		s.Add(x.at, Usage{ThrottledTime: x.throttled})
+	}
+	s.Close()
+	assert.Equal(t, 320*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, time.Second))
+	assert.Equal(t, 180*time.Millisecond, s.ThrottledBurst(0, 200*time.Millisecond), "the start's, when from is 0")
+	assert.Zero(t, s.ThrottledBurst(10*time.Second, time.Second), "no sample after from")
+}
+
 func TestUsageSeriesFewSamples(t *testing.T) {
 	var empty UsageSeries
 	empty.Close()

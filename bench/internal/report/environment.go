@@ -144,17 +144,21 @@ type Abort struct {
 // RedoRule is when a run counts as disturbed: its prober's worst lag
 // over LagMaxMs, or its second-worst over LagSecondMs (more than the one
 // request a quiet host holds back), its client throttled in over
-// ClientThrottledShare of its CFS periods, or the CPU outside the lab
-// held over OutsideShare for OutsideWindowS within its window, or its wall
-// clock stepped over WallStepMs, either way, against the monotonic clock.
+// ClientThrottledShare of its CFS periods, or for over
+// ClientThrottledBurstMs within one second of its /fast schedule, or the
+// CPU outside the lab held over OutsideShare for OutsideWindowS within its
+// window, or its wall clock stepped over WallStepMs, either way, against
+// the monotonic clock.
 // Each bound is above what quiet series measured
 // (reports/measurements.md).
 type RedoRule struct {
 	LagMaxMs             float64 `json:"lag_max_ms"`
 	LagSecondMs          float64 `json:"lag_second_ms"`
 	ClientThrottledShare float64 `json:"client_throttled_share"`
-	OutsideShare         float64 `json:"outside_share"`
-	OutsideWindowS       float64 `json:"outside_window_s"`
+	// ClientThrottledBurstMs is 0 in a series from before the bound.
+	ClientThrottledBurstMs float64 `json:"client_throttled_burst_ms,omitempty"`
+	OutsideShare           float64 `json:"outside_share"`
+	OutsideWindowS         float64 `json:"outside_window_s"`
 	// WallStepMs is 0 in a series from before the bound.
 	WallStepMs float64 `json:"wall_step_ms,omitempty"`
 	// MaxAttempts is how often one run may be tried before the series
@@ -187,12 +191,13 @@ func (d Disturbance) String() string {
 // periods, the wall clock's step over the load, and the CPU outside the
 // lab (nil when the stop was off).
 type RunNoise struct {
-	LagMaxMs              float64    `json:"lag_max_ms"`
-	LagSecondMs           float64    `json:"lag_second_ms"`
-	ClientThrottledShare  float64    `json:"client_throttled_share"`
-	ClientThrottleSampled bool       `json:"client_throttle_sampled"`
-	WallStepMs            float64    `json:"wall_step_ms"`
-	Host                  *HostNoise `json:"host,omitempty"`
+	LagMaxMs               float64    `json:"lag_max_ms"`
+	LagSecondMs            float64    `json:"lag_second_ms"`
+	ClientThrottledShare   float64    `json:"client_throttled_share"`
+	ClientThrottledBurstMs float64    `json:"client_throttled_burst_ms,omitempty"`
+	ClientThrottleSampled  bool       `json:"client_throttle_sampled"`
+	WallStepMs             float64    `json:"wall_step_ms"`
+	Host                   *HostNoise `json:"host,omitempty"`
 }
 
 // TooBusy is a unit that could not get an undisturbed run in the

@@ -51,8 +51,14 @@ type ResourceSummary struct {
 	CPUPercent     float64 `json:"cpu_percent"`
 	ThrottledShare float64 `json:"throttled_share"`
 	ThrottledMs    float64 `json:"throttled_ms"`
-	MaxMemoryMiB   float64 `json:"max_memory_mib"`
-	Samples        int     `json:"samples"`
+	// ThrottledBurstMs is the most CFS-throttled time (cpu.stat's
+	// throttled time, summed over CPUs) the role had within any one
+	// second of the /fast schedule (disturb.ThrottledBurstWindow, from
+	// the first request's slot to the window's end): where a stall sat,
+	// which the share over the whole window dilutes.
+	ThrottledBurstMs float64 `json:"throttled_burst_ms,omitempty"`
+	MaxMemoryMiB     float64 `json:"max_memory_mib"`
+	Samples          int     `json:"samples"`
 	// MaxFDs is the most descriptors the role's processes held open at
 	// once (the app's and the proxy's; 0 when unread).
 	MaxFDs int `json:"max_fds,omitempty"`
