@@ -38,6 +38,7 @@ func TestSafetyStop(t *testing.T) {
 	guarded := *lab
 	guarded.Reports = engine.NewReports(t.TempDir(), &e)
 	guarded.Journal = nil
+	guarded.WholeRuns = true // the hogs' attempt runs until the stop trips
 	stop, err := safety.Start(testSafety, &safety.Host{ProcRoot: "/proc", CgroupRoot: "/sys/fs/cgroup",
 		Containers: lab.Session.ContainerIDs})
 	require.NoError(t, err)

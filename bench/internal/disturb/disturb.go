@@ -31,6 +31,7 @@ import (
 	"math"
 	"time"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 )
@@ -96,6 +97,22 @@ func DefaultRule() report.RedoRule {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// LagStop is the part of r the client applies itself as a run goes
+// (load.Spec.StopOnLag): its two lag bounds. A run's worst and
+// second-worst lag only grow as its requests start, so once the client
+// has seen one crossed, Judge will discard the run whatever the rest of
+// its window measures: in the 9 discards of a make test here
+// (2026-12-05), stopping there would have cut 0 to 6 s of the 9.1 to 11.4
+// s windows, 2.6 s on average (reports/measurements.md, "A run stops once
+// its lag decides it"). The bounds are whole nanoseconds of r's
+// milliseconds, so the client's lag > Worst is Judge's lag in ms >
+// LagMaxMs.
+func LagStop(r report.RedoRule) *load.LagStop {
+	return &load.LagStop{Worst: fromMs(r.LagMaxMs), Second: fromMs(r.LagSecondMs)}
+}
+
+func fromMs(v float64) time.Duration { return time.Duration(math.Round(v * float64(time.Millisecond))) }
 
 // Validate names the first bad field of r.
 func Validate(r report.RedoRule) error {

@@ -108,3 +108,30 @@ func TestUntakenFiguresCrossNothing(t *testing.T) {
 	assert.Empty(t, Judge(DefaultRule(), n))
 	assert.Nil(t, Host(nil, safety.DefaultInterval, DefaultOutsideWindow))
 }
+
+// The client's early stop (LagStop, applied by the load as it runs) and
+// Judge agree on every lag around the bounds: a run the client stopped is
+// one Judge discards, and one it let run whole is not discarded for lag.
+func TestLagStopAgreesWithJudge(t *testing.T) {
+	r := DefaultRule()
+	stop := LagStop(r)
+	assert.Equal(t, 25*time.Millisecond, stop.Worst)
+	assert.Equal(t, 5*time.Millisecond, stop.Second)
+	var near []time.Duration
+	for _, b := range []time.Duration{stop.Worst, stop.Second} {
+		for _, d := range []time.Duration{-time.Microsecond, -1, 0, 1, time.Microsecond} {
+			near = append(near, b+d)
+		}
+	}
+	near = append(near, 0, 300*time.Microsecond, time.Second)
+	for _, worst := range near {
+		for _, second := range near {
+			if second > worst {
+				continue
+			}
+			crossed := stop.Crossed(worst, second) != nil
+			judged := len(Judge(r, report.RunNoise{LagMaxMs: ms(worst), LagSecondMs: ms(second)})) > 0
+			assert.Equal(t, judged, crossed, "worst %v, second %v", worst, second)
+		}
+	}
+}

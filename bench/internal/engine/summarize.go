@@ -74,6 +74,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	if run.RequestsTotal == 0 {
 		problems = append(problems, "no /fast request was made")
 	}
+	if res.Stopped != "" {
+		problems = append(problems, "the load stopped early: "+res.Stopped)
+	}
 	if step := res.WallStep; step.Abs() > disturb.DefaultWallStep {
 		problems = append(problems, fmt.Sprintf("the wall clock moved %v against the monotonic clock during the load "+
 			"(more than %v): the app's, the sampler's and the client's records, lined up on it, are not", step, disturb.DefaultWallStep))

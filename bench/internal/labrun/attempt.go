@@ -158,6 +158,9 @@ func (l *Lab) judgeA(c engine.Condition, name string, rec engine.Record, n int) 
 	noise := disturb.Noise(run)
 	ds := disturb.Judge(rule, noise)
 	if len(ds) == 0 {
+		if rec.Load.Stopped != "" { // the client and the rule disagree: keep nothing
+			return nil, fmt.Errorf("labrun: %s attempt %d: the load stopped early (%s), yet the redo rule finds the run undisturbed", name, n, rec.Load.Stopped)
+		}
 		return nil, nil
 	}
 	raw, err := l.Reports.AddDiscarded(name, rec, n)

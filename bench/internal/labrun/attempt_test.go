@@ -14,6 +14,7 @@ import (
 
 	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/safety"
 	"wsgilab/bench/internal/stack"
@@ -230,4 +231,30 @@ func TestRunPodFatalRemovesThePod(t *testing.T) {
 	assert.True(t, removed, "the attempt's pod is removed")
 	assert.Contains(t, strings.Join(rec.errs, "\n"), "the pod never started")
 	assert.Contains(t, strings.Join(rec.errs, "\n"), "attempt 1 ended before it returned")
+}
+
+// A run its client stopped for lag (load.Spec.StopOnLag) is discarded for
+// that lag, with its record aside; a stopped run the rule would keep is
+// an error, never a run: the two must agree.
+func TestJudgeAStoppedRun(t *testing.T) {
+	l, _ := guardedLab(t)
+	c := engine.Pick(engine.ArticleA, "direct-0dl")[0]
+	stopped := func(lag time.Duration) engine.Record {
+		rec := engine.Record{Condition: c.ID, Run: 1}
+		rec.Load.StartUnixNano, rec.Load.Elapsed = time.Now().UnixNano(), 3*time.Second
+		rec.Load.Fast = []load.FastRequest{{Seq: 0, Lag: 40 * time.Microsecond}, {Seq: 1, Lag: lag}, {Seq: 2, Error: load.NotSent}}
+		rec.Load.Stopped = "a /fast request started late"
+		return rec
+	}
+	d, err := l.judgeA(c, c.ID, stopped(31*time.Millisecond), 1)
+	require.NoError(t, err)
+	require.NotNil(t, d)
+	assert.Equal(t, disturb.CheckLag, d.abort.Disturbances[0].Check)
+	assert.False(t, d.wait, "the client's own stall is redone at once")
+	assert.NotEmpty(t, d.abort.Raw)
+
+	d, err = l.judgeA(c, c.ID, stopped(2*time.Millisecond), 2)
+	assert.Nil(t, d)
+	assert.ErrorContains(t, err, "stopped early")
+	assert.ErrorContains(t, err, "undisturbed")
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
@@ -37,6 +38,14 @@ type Lab struct {
 	// BeforeAttempt, when set, is called as attempt n of a unit begins:
 	// the redo rule's test starts its CPU burner there.
 	BeforeAttempt func(unit string, n int)
+	// WholeRuns keeps every run to its whole load. Otherwise, while the
+	// redo rule is on (Safety), a run whose client has already crossed
+	// the rule's lag bounds stops there (load.Spec.StopOnLag), since the
+	// rule will discard it whatever the rest measures. The tests of the
+	// host's own checks (the safety stop, the CPU outside the lab) run
+	// whole: a lag stop could end the attempt their CPU hogs fall in
+	// before those checks see them.
+	WholeRuns bool
 
 	// then is the run declared to follow (Then), and ahead the pod being
 	// opened for it, if any (ahead.go).
@@ -108,6 +117,9 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	// two execs run at once, and LoadStartS holds both starts.
 	ld := c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
+	if l.Safety != nil && !l.WholeRuns { // the redo rule is on: a run it will discard stops early
+		ld.StopOnLag = disturb.LagStop(l.Settings.Safety.Redo)
+	}
 	spec, err := json.Marshal(ld)
 	if err != nil {
 		sampling.Stop()

@@ -31,12 +31,21 @@ const coarseWindow = 2 * time.Millisecond
 // is 50 µs).
 const timerSlack = 1 * time.Microsecond
 
-// waitUntil returns at due, as precisely as the kernel allows.
-func waitUntil(due time.Time) {
+// waitUntil returns at due, as precisely as the kernel allows, and true;
+// or false as soon as done is closed during the coarse sleep (a run
+// stopped early: Spec.StopOnLag). A nil done never closes.
+func waitUntil(due time.Time, done <-chan struct{}) bool {
 	if d := time.Until(due) - coarseWindow; d > 0 {
-		time.Sleep(d)
+		t := time.NewTimer(d)
+		select {
+		case <-t.C:
+		case <-done:
+			t.Stop()
+			return false
+		}
 	}
 	sleepUntil(due)
+	return true
 }
 
 // sleepUntil blocks the calling thread in the kernel until due; where the

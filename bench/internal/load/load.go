@@ -119,6 +119,66 @@ type Spec struct {
 	// following each other.
 	After     string        `json:"after,omitempty"`
 	AfterWait time.Duration `json:"after_wait_ns,omitempty"`
+
+	// StopOnLag, when set, ends the run as soon as the /fast requester's
+	// own lag has made it a run the series redoes (disturb's lag bounds,
+	// which the harness copies here): the rest of its window would only
+	// be thrown away. Result.Stopped then says why; such a run is never
+	// summarized as valid.
+	StopOnLag *LagStop `json:"stop_on_lag,omitempty"`
+}
+
+// LagStop is when a run stops early for its requester's lag: one request
+// started more than Worst late, or two more than Second late. These are
+// the redo rule's own bounds (disturb.Judge's lag and lag-second checks),
+// which only grow as requests start: once crossed, no later request can
+// uncross them.
+type LagStop struct {
+	Worst  time.Duration `json:"worst_ns"`
+	Second time.Duration `json:"second_ns"`
+}
+
+// lagWatch applies a LagStop to the lags of a run's requests as they
+// start; stop is called once, with the reason, when one crosses it.
+type lagWatch struct {
+	bounds LagStop
+	stop   func(error)
+	mu     sync.Mutex
+	late   [2]time.Duration // the two latest starts so far
+	done   bool
+}
+
+// add records a request's lag.
+func (w *lagWatch) add(lag time.Duration) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if lag > w.late[0] {
+		w.late[0], w.late[1] = lag, w.late[0]
+	} else if lag > w.late[1] {
+		w.late[1] = lag
+	}
+	if w.done {
+		return
+	}
+	if why := w.bounds.Crossed(w.late[0], w.late[1]); why != nil {
+		w.done = true
+		w.stop(why)
+	}
+}
+
+// Crossed says which bound a run's worst and second-worst lag so far
+// crossed, or nil.
+func (b LagStop) Crossed(worst, second time.Duration) error {
+	switch {
+	case worst > b.Worst:
+		return fmt.Errorf("a /fast request started %v late (the redo rule's bound: %v)", worst, b.Worst)
+	case second > b.Second:
+		return fmt.Errorf("two /fast requests started %v and %v late (the redo rule's bound for the second: %v)", worst, second, b.Second)
+	}
+	return nil
 }
 
 // Defaults of Spec.After.
@@ -187,6 +247,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("load: AfterWait %v is negative", s.AfterWait)
 	case s.ConnectRate < 0 || (s.ConnectRate > 0 && s.Ramp() > MaxRamp):
 		return fmt.Errorf("load: ConnectRate %g: want 0 (all at once) or a rate that starts %d slow clients within %v", s.ConnectRate, s.Downloads, MaxRamp)
+	case s.StopOnLag != nil && !(s.StopOnLag.Second > 0 && s.StopOnLag.Second <= s.StopOnLag.Worst):
+		return fmt.Errorf("load: StopOnLag worst %v, second %v: want both positive, the second at most the worst", s.StopOnLag.Worst, s.StopOnLag.Second)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -423,7 +485,15 @@ type Result struct {
 	// run: each can delay a request's start (labagent runs with the
 	// collector off, so it should be 0).
 	GCCycles uint32 `json:"gc_cycles"`
+	// Stopped says why the run ended early (Spec.StopOnLag); empty for a
+	// run that ran its whole load. The requests it did not send say so
+	// (NotSent), and its slow clients were cut where they stood.
+	Stopped string `json:"stopped,omitempty"`
 }
+
+// NotSent begins the error of a /fast request that a stopped run never
+// sent.
+const NotSent = "not sent: the run stopped early"
 
 // Run performs spec: the downloads start at once, the /fast requests FastOffset
 // later; it returns when every request has ended.
@@ -433,6 +503,14 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	if err := awaitReady(ctx, spec.After, cmp.Or(spec.AfterWait, DefaultAfterWait)); err != nil {
 		return Result{}, err
+	}
+	var watch *lagWatch
+	var done <-chan struct{} // closed when the run stops early
+	if spec.StopOnLag != nil {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		watch, done = &lagWatch{bounds: *spec.StopOnLag, stop: stop}, ctx.Done()
 	}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
@@ -470,14 +548,23 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			waitUntil(due)
-			res.Fast[k] = fastRequest(ctx, spec, k, start, due)
+			if !waitUntil(due, done) {
+				res.Fast[k] = FastRequest{Seq: k, Scheduled: due.Sub(start), Error: NotSent}
+				return
+			}
+			res.Fast[k] = fastRequest(ctx, spec, k, start, due, watch)
 		}()
 	}
 	wg.Wait()
 	for k := range spec.BaselineRequests {
+		if ctx.Err() != nil {
+			break
+		}
 		time.Sleep(spec.BaselineGap)
 		res.Baseline = append(res.Baseline, rawExchange(ctx, spec, k))
+	}
+	if watch != nil && ctx.Err() != nil {
+		res.Stopped = context.Cause(ctx).Error()
 	}
 	end := time.Now()
 	res.Elapsed = end.Sub(start)
@@ -487,9 +574,10 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	return res, nil
 }
 
-func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time) FastRequest {
+func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time, watch *lagWatch) FastRequest {
 	began := time.Now()
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
+	watch.add(p.Lag)
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, nil)
@@ -502,6 +590,16 @@ func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Tim
 		p.Error = err.Error()
 	}
 	return p
+}
+
+// cutOnStop ends conn's reads and writes once ctx is done: a run stopped
+// early (Spec.StopOnLag) cuts its slow clients, and its /fast requests
+// still waiting for a blocked server, where they stand instead of waiting
+// out their pace or their server. The conn's own deadline is moved, so
+// whatever the client was blocked in returns; closing it stays its
+// owner's job, and the returned func unregisters the cut as it does.
+func cutOnStop(ctx context.Context, conn net.Conn) (release func() bool) {
+	return context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
 }
 
 // plainDialer dials without TCP keep-alive: Go's default sets three socket
@@ -623,6 +721,7 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
+	defer cutOnStop(ctx, conn)()
 	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n"
 	if id != "" {
 		req += "X-Lab-Id: " + id + "\r\n"

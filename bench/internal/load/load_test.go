@@ -68,6 +68,53 @@ func TestRunPacesDownloadsAndKeepsTheSchedule(t *testing.T) {
 	}
 }
 
+// A run given StopOnLag stops once its requests' lag crosses a bound:
+// bounds of a nanosecond are crossed by the second request at the latest
+// (a start is never exactly on its slot). The slow download is cut where
+// it stood, the requests not yet due are never sent, and Stopped says
+// why; without StopOnLag the same load runs whole (the test above).
+func TestRunStopsOnLag(t *testing.T) {
+	const size = 4 << 20
+	srv, _ := server(t, size)
+	spec := NewSpec(srv.URL, "t", WithDownloads(1))
+	spec.LargeSize = size // 2 s at 2 MiB/s
+	spec.FastCount, spec.FastRate, spec.FastOffset = 16, 8, 10*time.Millisecond
+	spec.BaselineRequests = 4
+	spec.StopOnLag = &LagStop{Worst: time.Nanosecond, Second: time.Nanosecond}
+
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.Contains(t, res.Stopped, "started", "why the run stopped")
+	d := res.Downloads[0]
+	assert.False(t, d.Complete(), "the download is cut: %+v", d)
+	assert.Less(t, d.Bytes, int64(size))
+	assert.NotEmpty(t, d.Error)
+	sent, notSent := 0, 0
+	for _, p := range res.Fast {
+		if p.Error == NotSent {
+			notSent++
+			assert.False(t, p.OK(spec))
+		} else {
+			sent++
+		}
+	}
+	assert.LessOrEqual(t, sent, 2, "the second request's lag crosses the bounds at the latest")
+	assert.Equal(t, len(res.Fast)-sent, notSent)
+	assert.Empty(t, res.Baseline, "no baseline after a stop")
+}
+
+// LagStop's bounds are crossed only past them, as the redo rule's are
+// (disturb.LagStop checks that the two agree).
+func TestLagStopCrossed(t *testing.T) {
+	b := LagStop{Worst: 25 * time.Millisecond, Second: 5 * time.Millisecond}
+	assert.NoError(t, b.Crossed(25*time.Millisecond, 5*time.Millisecond))
+	assert.ErrorContains(t, b.Crossed(25*time.Millisecond+1, 0), "25.000001ms late")
+	assert.ErrorContains(t, b.Crossed(6*time.Millisecond, 5*time.Millisecond+1), "two /fast requests")
+	bad := NewSpec("http://127.0.0.1:8000", "x")
+	bad.StopOnLag = &LagStop{Worst: time.Millisecond, Second: 2 * time.Millisecond}
+	assert.ErrorContains(t, bad.Validate(), "StopOnLag")
+}
+
 func TestRunReportsAShortBody(t *testing.T) {
 	srv, _ := server(t, 1000)
 	spec := NewSpec(srv.URL, "t", WithDownloads(1))
@@ -202,7 +249,7 @@ func TestWaitUntilNeverEarly(t *testing.T) {
 	for k := range 20 {
 		due := time.Now().Add(time.Duration(k%4) * 1500 * time.Microsecond)
 		if k%2 == 0 {
-			waitUntil(due)
+			waitUntil(due, nil)
 		} else {
 			spinUntil(due)
 		}

@@ -131,6 +131,7 @@ func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 	if dl, ok := ctx.Deadline(); ok {
 		conn.SetDeadline(dl)
 	}
+	defer cutOnStop(ctx, conn)()
 	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
 		d.LocalPort = a.Port
 	}

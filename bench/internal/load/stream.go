@@ -76,6 +76,7 @@ func readStream(ctx context.Context, s StreamSpec) StreamResult {
 		defer conn.Close()
 		dl, _ := ctx.Deadline()
 		conn.SetDeadline(dl)
+		defer cutOnStop(ctx, conn)()
 		req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\nAccept: text/event-stream\r\n"
 		if s.AcceptGzip {
 			req += "Accept-Encoding: gzip\r\n"
