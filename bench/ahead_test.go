@@ -2,7 +2,6 @@ package bench
 
 import (
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -12,46 +11,47 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/labrun"
 )
 
-// TestPodsAhead runs two short runs of direct-0dl, the second declared
-// with Lab.Then. Its pod must be asked for after the first run's load
-// window ended (never during it: that is the fault this guards) and
-// before the second run began (or nothing was gained), and both runs must
-// be valid. The first run, declared by nobody, opens its pod in place.
-//
-// The runs go without the safety stop and its redo rule: a discarded
-// attempt's redo opens its pod in place (the pod ahead went to the
-// discarded attempt), so a client stall in run 2 would fail the test for
-// no fault of the pods ahead (a CI run of 2026-12-04: lag-second 7.9 ms).
-// Nothing here reads a latency.
-func TestPodsAhead(t *testing.T) {
-	c := engine.ArticleA[0]
-	require.Equal(t, "direct-0dl", c.ID)
-	c.ID, c.FastRequests = "ahead-direct-0dl", 24
-	dir := t.TempDir()
-	l := *lab
-	l.Reports, l.Journal, l.Safety = engine.NewReports(dir, &env), nil, nil
-
-	var recs [2]engine.Record
-	for k := 1; k <= 2; k++ {
-		if k == 1 {
-			l.Then(c, 2)
-		}
-		r, err := l.RunA(t, c, k)
-		require.NoError(t, err)
-		assert.True(t, r.Valid, r.Invalid)
-		b, err := os.ReadFile(filepath.Join(dir, "raw", fmt.Sprintf("%s-run%d.json", c.ID, k)))
-		require.NoError(t, err)
-		require.NoError(t, json.Unmarshal(b, &recs[k-1]))
+// assertPodsAhead is TestArticleA/pods-ahead: over every record the
+// series has so far (kept runs and discarded attempts), no pod opened
+// ahead (Lab.Then) was asked for while another run's load window was
+// open: the fault pods ahead must never have (labrun.CheckAhead). And,
+// when this process ran two runs or more since since, at least one pod
+// was opened ahead, or nothing was gained. It reads the series' raw
+// records in the report directory.
+func assertPodsAhead(t *testing.T, since time.Time) {
+	recs, ran := seriesRecords(t, lab.Reports.Dir(), since)
+	if ran < 2 {
+		t.Skipf("%d run made by this process: no pod could be opened ahead", ran)
 	}
-	first, second := recs[0], recs[1]
-	windowEnd := time.Unix(0, first.Load.StartUnixNano).Add(first.Load.Elapsed)
-	assert.False(t, first.PodOpened.Before(first.Started), "run 1 opened its own pod")
-	assert.True(t, second.PodOpened.After(windowEnd), "run 2's pod was asked for %v before run 1's window ended",
-		windowEnd.Sub(second.PodOpened))
-	assert.True(t, second.PodOpened.Before(second.Started), "run 2's pod was not opened ahead")
-	t.Logf("run 2's pod asked for %v after run 1's window, %v before run 2 began; pod phase %.3f s (run 1: %.3f s)",
-		second.PodOpened.Sub(windowEnd).Round(time.Millisecond), second.Started.Sub(second.PodOpened).Round(time.Millisecond),
-		second.Phases.PodS, first.Phases.PodS)
+	ahead, err := labrun.CheckAhead(recs)
+	assert.NoError(t, err)
+	assert.NotZero(t, ahead, "none of the %d runs made since %s had its pod opened ahead", ran, since.Format(time.TimeOnly))
+	t.Logf("%d of %d records (%d runs made by this process) had their pod opened ahead; none during another run's window",
+		ahead, len(recs), ran)
+}
+
+// seriesRecords are the raw records in dir's raw/ and raw/discarded/, and
+// how many of them began at or after since.
+func seriesRecords(t *testing.T, dir string, since time.Time) ([]engine.Record, int) {
+	t.Helper()
+	var recs []engine.Record
+	ran := 0
+	for _, pattern := range []string{filepath.Join(dir, "raw", "*.json"), filepath.Join(dir, "raw", "discarded", "*.json")} {
+		paths, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			var r engine.Record
+			require.NoError(t, json.Unmarshal(b, &r), p)
+			recs = append(recs, r)
+			if !r.Started.Before(since) {
+				ran++
+			}
+		}
+	}
+	return recs, ran
 }

@@ -42,7 +42,6 @@ var jobTests = []struct {
 	// differs from each (article B at the article's -n).
 	full time.Duration
 }{
-	{"TestPodsAhead", nil, nil, 13 * time.Second, 0},
 	{"TestArticleA", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Conditions, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }
 	}, nil, 10600 * time.Millisecond, 0},

@@ -1,9 +1,11 @@
 package labrun
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"wsgilab/bench/internal/engine"
 	"wsgilab/bench/internal/stack"
@@ -171,4 +173,31 @@ func (h *heldTB) runCleanups() {
 	for i := len(fs) - 1; i >= 0; i-- {
 		fs[i]()
 	}
+}
+
+// CheckAhead reads recs, every record of a series so far (its kept runs'
+// and its discarded attempts'), for the fault pods ahead must never have:
+// a pod asked for while another record's load window was open. It
+// returns how many of recs had their pod opened ahead (asked for before
+// the run began), and an error naming each pod asked for inside another
+// run's window.
+func CheckAhead(recs []engine.Record) (ahead int, err error) {
+	var errs []error
+	for i, r := range recs {
+		if !r.PodOpened.Before(r.Started) {
+			continue
+		}
+		ahead++
+		for j, w := range recs {
+			if j == i || w.Load.StartUnixNano == 0 {
+				continue
+			}
+			from := time.Unix(0, w.Load.StartUnixNano)
+			if to := from.Add(w.Load.Elapsed); r.PodOpened.After(from) && r.PodOpened.Before(to) {
+				errs = append(errs, fmt.Errorf("the pod of %s run %d was asked for %v into the load window of %s run %d (%v long)",
+					r.Condition, r.Run, r.PodOpened.Sub(from).Round(time.Millisecond), w.Condition, w.Run, w.Load.Elapsed.Round(time.Millisecond)))
+			}
+		}
+	}
+	return ahead, errors.Join(errs...)
 }

@@ -3,8 +3,12 @@ package labrun
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/engine"
 )
 
 // recTB records what a held pod hands its adopter.
@@ -53,4 +57,32 @@ func TestHeldTBDiscard(t *testing.T) {
 	h.runCleanups()
 	h.runCleanups()
 	assert.Equal(t, []string{"app", "holder"}, order, "once each, in reverse")
+}
+
+// CheckAhead counts the pods opened ahead and names one asked for inside
+// another run's load window: the fault a pod started before its
+// predecessor's window ended would be.
+func TestCheckAhead(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 6, 0, 0, 0, time.UTC)
+	rec := func(id string, k int, opened, started, window time.Duration) engine.Record {
+		r := engine.Record{Condition: id, Run: k, PodOpened: t0.Add(opened), Started: t0.Add(started)}
+		r.Load.StartUnixNano, r.Load.Elapsed = t0.Add(started+time.Second).UnixNano(), window
+		return r
+	}
+	// Run 1 opens its pod in place; its window is 1 s to 10 s. Run 2's
+	// pod is asked for at 10.2 s, after it; run 2 begins at 12 s.
+	good := []engine.Record{rec("a", 1, 0, 0, 9*time.Second), rec("a", 2, 10200*time.Millisecond, 12*time.Second, 9*time.Second)}
+	ahead, err := CheckAhead(good)
+	require.NoError(t, err)
+	assert.Equal(t, 1, ahead)
+
+	// The fault: run 2's pod asked for 5 s into run 1's window.
+	bad := []engine.Record{good[0], rec("a", 2, 6*time.Second, 12*time.Second, 9*time.Second)}
+	ahead, err = CheckAhead(bad)
+	assert.Equal(t, 1, ahead)
+	assert.ErrorContains(t, err, "the pod of a run 2 was asked for 5s into the load window of a run 1")
+
+	ahead, err = CheckAhead(good[:1])
+	assert.NoError(t, err)
+	assert.Zero(t, ahead, "a pod opened in place")
 }
