@@ -1,6 +1,6 @@
 # The lab's two commands: `make repro` (the full reproduction and its
 # report) and `make test` (the tests, what CI runs). Both prepare a fresh
-# Debian machine first (make deps).
+# Debian machine (make deps: make test runs it beside its compile).
 
 SHELL := bash
 GO ?= go
@@ -11,7 +11,7 @@ override LAB_REPORT_DIR := $(abspath $(LAB_REPORT_DIR))
 export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
 # SETUP prepares the machine (make deps); make test runs it beside its
-# compile.
+# compile, so `make -o deps` does not skip it there: SETUP=true does.
 SETUP ?= bash fixtures/host/setup.sh
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
@@ -36,6 +36,8 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ##  - once compiled, the unit packages run, one at a time and not niced
 ##    (their clocks are asserted), and beside them the report's browser
 ##    test (htmlreport: two headless Chromium runs, about 27 s) at nice 19.
+## The compile and the browser test run in process groups of their own
+## (setsid), which an interrupt or a TERM ends whole.
 ## The series (./bench, -p 1, which keeps its measurements apart) starts once
 ## all is done, finds the images and reports their build from the step's
 ## record (LAB_IMAGE_RECORD). A failed image step is shown, and the series
@@ -44,9 +46,10 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## it.
 test:
 	bin=$$(mktemp -d); compile=; tools=; image=; browser=; status=0; \
-	quit() { kill $$compile $$tools $$image $$browser 2>/dev/null; wait; rm -rf $$bin; exit $$1; }; \
+	quit() { for g in $$compile $$browser; do kill -TERM -- -$$g 2>/dev/null; done; kill $$tools $$image 2>/dev/null; \
+	  wait; rm -rf $$bin; exit $$1; }; \
 	trap 'quit 130' INT; trap 'quit 143' TERM; \
-	nice -n 19 $(GO) test -count=1 -run '^$$' -exec true ./... >/dev/null 2>&1 & compile=$$!; \
+	setsid nice -n 19 $(GO) test -count=1 -run '^$$' -exec true ./... >/dev/null 2>&1 & compile=$$!; \
 	$(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1 & tools=$$!; \
 	$(SETUP) || quit 2; \
 	wait $$tools || { cat $$bin/tools.log >&2; quit 2; }; tools=; \
@@ -55,7 +58,7 @@ test:
 	rm -f $(addprefix $(LAB_REPORT_DIR)/,image-record.json image-build.log test-units.json test-bench.json test.json junit.xml); \
 	$$bin/labimage -record $(LAB_REPORT_DIR)/image-record.json 2>$(LAB_REPORT_DIR)/image-build.log & image=$$!; \
 	wait $$compile; compile=; \
-	nice -n 19 $(GO) tool gotestsum --format testname --jsonfile $$bin/browser.json \
+	setsid nice -n 19 $(GO) tool gotestsum --format testname --jsonfile $$bin/browser.json \
 	  --packages wsgilab/bench/internal/htmlreport -- -count=1 -timeout 20m >$$bin/browser.out 2>&1 & browser=$$!; \
 	$(GO) tool gotestsum --format testname --jsonfile $(LAB_REPORT_DIR)/test-units.json \
 	  --packages "$$($(GO) list ./... | grep -vx -e wsgilab/bench -e wsgilab/bench/internal/htmlreport | tr "\n" " ")" \
