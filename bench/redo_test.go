@@ -171,9 +171,9 @@ func TestRedo(t *testing.T) {
 			t.Skip("the quiet series did not run")
 		}
 		l, e := redoLab(t)
-		// The burned attempt runs whole, as the CPU outside the lab is
-		// under test: a stop for the client's lag (which the burner may
-		// raise too) could end it before that check sees the burner.
+		// Its runs run whole, as the CPU outside the lab is under test: a
+		// stop for the client's lag (which the burner may raise too)
+		// could end the burned attempt before that check sees the burner.
 		l.WholeRuns = true
 		burned := map[string]bool{}
 		l.BeforeAttempt = func(unit string, n int) {

@@ -53,12 +53,15 @@ const (
 	DefaultClientThrottledShare = 0.10
 	// DefaultClientThrottledBurst bounds the client's throttled time
 	// (cpu.stat, summed over CPUs) within any ThrottledBurstWindow of the
-	// /fast schedule. In 107 kept runs of a make test here (AMD EPYC,
-	// 2026-12-05) it reached 46 ms; three runs reached 155, 320 and 649
-	// ms, their client at its quota for 0.7 s while requests in flight
-	// took 12 to 38 ms (a single-process Uvicorn's cell, read as slowed
-	// at p95 12.95 ms against its protected class's 10, with its lag at
-	// 11.8 ms and its share at 0.049, both under their bounds).
+	// /fast schedule (while requests are due or in flight). In the kept
+	// runs of two make tests here (AMD EPYC, 2026-12-05) it reached 46 ms
+	// in one and 89 ms in the other (the start of a pilot's schedule,
+	// its connects' burst); the runs whose client stalled measured 130
+	// to 725 ms, one of them kept at 320 ms before the bound: its client
+	// at its quota for 0.7 s while requests in flight took 12 to 38 ms (a
+	// single-process Uvicorn's cell, read as slowed at p95 12.95 ms
+	// against its protected class's 10, with its lag at 11.8 ms and its
+	// share at 0.049, both under their bounds).
 	DefaultClientThrottledBurst = 100 * time.Millisecond
 	// ThrottledBurstWindow is the span the burst is measured over.
 	ThrottledBurstWindow = time.Second

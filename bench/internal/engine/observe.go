@@ -45,12 +45,17 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		}
 		series[r.Role].Add(time.Duration(r.UnixNano-from), r.Usage)
 	}
+	// The burst is read while /fast requests are due or in flight: before
+	// the first slot only the slow clients' connects run, and after the
+	// last request's end only the baseline exchanges, whose CPU no
+	// request waits for.
+	fastFrom, fastTo := res.Spec.FastOffset, time.Duration(0)
+	for _, p := range res.Fast {
+		fastTo = max(fastTo, p.Scheduled+p.Lag+p.Latency)
+	}
 	for role, us := range series {
 		us.Close()
-		// The burst is read over the /fast schedule: before its first
-		// slot only the slow clients' connects run, whose CPU no request
-		// waits for.
-		burst := us.ThrottledBurst(res.Spec.FastOffset, disturb.ThrottledBurstWindow)
+		burst := us.ThrottledBurst(fastFrom, fastTo, disturb.ThrottledBurstWindow)
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
 			ThrottledMs: float64(us.ThrottledTime) / 1e6, ThrottledBurstMs: float64(burst) / 1e6,
 			MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}

@@ -178,16 +178,19 @@ func (h *heldTB) runCleanups() {
 // CheckAhead reads recs, every record of a series so far (its kept runs'
 // and its discarded attempts'), for the fault pods ahead must never have:
 // a pod asked for while another record's load window was open. It
-// returns how many of recs had their pod opened ahead (asked for before
-// the run began), and an error naming each pod asked for inside another
-// run's window.
-func CheckAhead(recs []engine.Record) (ahead int, err error) {
+// returns how many of recs begun at or after since had their pod opened
+// ahead (asked for before the run began), and an error naming each pod
+// asked for inside another run's window. A record without the pod's
+// time (from before it was kept) opened none ahead.
+func CheckAhead(recs []engine.Record, since time.Time) (ahead int, err error) {
 	var errs []error
 	for i, r := range recs {
-		if !r.PodOpened.Before(r.Started) {
+		if r.PodOpened.IsZero() || !r.PodOpened.Before(r.Started) {
 			continue
 		}
-		ahead++
+		if !r.Started.Before(since) {
+			ahead++
+		}
 		for j, w := range recs {
 			if j == i || w.Load.StartUnixNano == 0 {
 				continue

@@ -72,17 +72,24 @@ func TestCheckAhead(t *testing.T) {
 	// Run 1 opens its pod in place; its window is 1 s to 10 s. Run 2's
 	// pod is asked for at 10.2 s, after it; run 2 begins at 12 s.
 	good := []engine.Record{rec("a", 1, 0, 0, 9*time.Second), rec("a", 2, 10200*time.Millisecond, 12*time.Second, 9*time.Second)}
-	ahead, err := CheckAhead(good)
+	ahead, err := CheckAhead(good, t0)
 	require.NoError(t, err)
 	assert.Equal(t, 1, ahead)
 
 	// The fault: run 2's pod asked for 5 s into run 1's window.
 	bad := []engine.Record{good[0], rec("a", 2, 6*time.Second, 12*time.Second, 9*time.Second)}
-	ahead, err = CheckAhead(bad)
+	ahead, err = CheckAhead(bad, t0)
 	assert.Equal(t, 1, ahead)
 	assert.ErrorContains(t, err, "the pod of a run 2 was asked for 5s into the load window of a run 1")
 
-	ahead, err = CheckAhead(good[:1])
+	ahead, err = CheckAhead(good[:1], t0)
 	assert.NoError(t, err)
 	assert.Zero(t, ahead, "a pod opened in place")
+
+	ahead, err = CheckAhead(good, t0.Add(time.Hour))
+	assert.NoError(t, err)
+	assert.Zero(t, ahead, "none begun since")
+	ahead, err = CheckAhead([]engine.Record{{Condition: "a", Run: 1, Started: t0}}, t0)
+	assert.NoError(t, err)
+	assert.Zero(t, ahead, "a record without the pod's time")
 }

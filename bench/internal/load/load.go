@@ -486,8 +486,10 @@ type Result struct {
 	// collector off, so it should be 0).
 	GCCycles uint32 `json:"gc_cycles"`
 	// Stopped says why the run ended early (Spec.StopOnLag); empty for a
-	// run that ran its whole load. The requests it did not send say so
-	// (NotSent), and its slow clients were cut where they stood.
+	// run that ran its whole load. The requests still waiting for their
+	// slot were not sent (NotSent); those already on their way (the one
+	// that crossed the bound, any in its last 2 ms before its slot) and
+	// its slow clients were cut where they stood.
 	Stopped string `json:"stopped,omitempty"`
 }
 

@@ -202,16 +202,18 @@ func (s *UsageSeries) Add(t time.Duration, u Usage) {
 	s.count++
 }
 
-// ThrottledBurst is the most throttled time between two samples taken at
-// or after from and at most window apart: where in the run a stall sat,
-// which ThrottledShare, over the whole window, dilutes. 0 with fewer than
-// two such samples.
-func (s *UsageSeries) ThrottledBurst(from, window time.Duration) time.Duration {
-	ts := slices.DeleteFunc(slices.Clone(s.throttled), func(x throttledAt) bool { return x.t < from })
+// ThrottledBurst is the most throttled time between two samples taken
+// from from to to and at most window apart, or next to each other (a gap
+// in the sampler's ticks hides no stall): where in the run a stall sat,
+// which ThrottledShare, over the whole window, dilutes. The throttled
+// time is cpu.stat's, summed over the CPUs the cgroup's threads waited
+// on. 0 with fewer than two such samples.
+func (s *UsageSeries) ThrottledBurst(from, to, window time.Duration) time.Duration {
+	ts := slices.DeleteFunc(slices.Clone(s.throttled), func(x throttledAt) bool { return x.t < from || x.t > to })
 	slices.SortFunc(ts, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
 	var most time.Duration
-	for i, j := 0, 0; i < len(ts); i++ {
-		for ts[i].t-ts[j].t > window {
+	for i, j := 1, 0; i < len(ts); i++ {
+		for j < i-1 && ts[i].t-ts[j].t > window {
 			j++
 		}
 		most = max(most, ts[i].throttled-ts[j].throttled)

@@ -83,9 +83,9 @@ func TestUsageSeries(t *testing.T) {
 	assert.EqualValues(t, 70<<20, s.MaxMemoryBytes)
 }
 
-// ThrottledBurst is the most throttled time within window from from on:
-// a stall's 320 ms over 0.7 s, not the start's burst before from, nor the
-// quiet seconds after.
+// ThrottledBurst is the most throttled time within window from from to
+// to: a stall's 320 ms over 0.7 s, not the start's burst before from, nor
+// what comes after to; and a stall in a gap between two samples.
 func TestUsageSeriesThrottledBurst(t *testing.T) {
 	var s UsageSeries
 	for _, x := range []struct {
@@ -93,13 +93,16 @@ func TestUsageSeriesThrottledBurst(t *testing.T) {
 	}{{0, 0}, {100 * time.Millisecond, 180 * time.Millisecond}, {300 * time.Millisecond, 190 * time.Millisecond},
 		{7 * time.Second, 195 * time.Millisecond}, {7400 * time.Millisecond, 200 * time.Millisecond},
 		{7700 * time.Millisecond, 400 * time.Millisecond}, {8100 * time.Millisecond, 520 * time.Millisecond},
-		{9200 * time.Millisecond, 530 * time.Millisecond}} {
+		{9200 * time.Millisecond, 530 * time.Millisecond}, {10500 * time.Millisecond, 900 * time.Millisecond}} {
 		s.Add(x.at, Usage{ThrottledTime: x.throttled})
 	}
 	s.Close()
-	assert.Equal(t, 320*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, time.Second))
-	assert.Equal(t, 180*time.Millisecond, s.ThrottledBurst(0, 200*time.Millisecond), "the start's, when from is 0")
-	assert.Zero(t, s.ThrottledBurst(10*time.Second, time.Second), "no sample after from")
+	assert.Equal(t, 320*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, 9500*time.Millisecond, time.Second))
+	assert.Equal(t, 180*time.Millisecond, s.ThrottledBurst(0, 500*time.Millisecond, 200*time.Millisecond), "the start's, when from is 0")
+	assert.Equal(t, 370*time.Millisecond, s.ThrottledBurst(9*time.Second, 11*time.Second, time.Second),
+		"two samples 1.3 s apart, next to each other, are compared")
+	assert.Equal(t, 205*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, 7800*time.Millisecond, time.Second), "nothing after to")
+	assert.Zero(t, s.ThrottledBurst(10*time.Second, 11*time.Second, time.Second), "no sample in the span")
 }
 
 func TestUsageSeriesFewSamples(t *testing.T) {

@@ -53,8 +53,9 @@ type ResourceSummary struct {
 	ThrottledMs    float64 `json:"throttled_ms"`
 	// ThrottledBurstMs is the most CFS-throttled time (cpu.stat's
 	// throttled time, summed over CPUs) the role had within any one
-	// second of the /fast schedule (disturb.ThrottledBurstWindow, from
-	// the first request's slot to the window's end): where a stall sat,
+	// second (disturb.ThrottledBurstWindow) while /fast requests were due
+	// or in flight (from the first slot to the last request's end; the
+	// baseline exchanges after it are left out): where a stall sat,
 	// which the share over the whole window dilutes.
 	ThrottledBurstMs float64 `json:"throttled_burst_ms,omitempty"`
 	MaxMemoryMiB     float64 `json:"max_memory_mib"`
