@@ -105,10 +105,10 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 // (load.Spec.StopOnLag): its two lag bounds. A run's worst and
 // second-worst lag only grow as its requests start, so once the client
 // has seen one crossed, Judge will discard the run whatever the rest of
-// its window measures: in the 9 discards of a make test here
-// (2026-12-05), stopping there would have cut 0 to 6 s of the 9.1 to 11.4
-// s windows, 2.6 s on average (reports/measurements.md, "A run stops once
-// its lag decides it"). The bounds are whole nanoseconds of r's
+// its window measures: replayed on the 13 discards of a make test here
+// (2026-12-05), stopping there would have cut 0 to 6 s of their 9.1 to
+// 11.4 s windows, 29.8 s in all (reports/measurements.md, "A run stops
+// once its lag decides it"). The bounds are whole nanoseconds of r's
 // milliseconds, so the client's lag > Worst is Judge's lag in ms >
 // LagMaxMs.
 func LagStop(r report.RedoRule) *load.LagStop {

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
 	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/load"
@@ -49,13 +48,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	out := RunRows{}
 
 	var lat, lag stats.Latencies
-	var late [2]time.Duration // the two latest starts
+	var late load.Latest // the two latest starts
 	for _, p := range res.Fast {
-		if p.Lag > late[0] {
-			late[0], late[1] = p.Lag, late[0]
-		} else if p.Lag > late[1] {
-			late[1] = p.Lag
-		}
+		late.Add(p.Lag)
 		lat.Add(p.Latency)
 		lag.Add(p.Lag)
 		if p.OK(res.Spec) {
@@ -70,7 +65,7 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	lat.Close()
 	lag.Close()
 	run.P50Ms, run.P95Ms, run.MaxMs = stats.Ms(lat.P50), stats.Ms(lat.P95), stats.Ms(lat.Max)
-	run.LagMaxMs, run.LagP99Ms, run.LagSecondMs = stats.Ms(lag.Max), stats.Ms(lag.P99), stats.Ms(late[1])
+	run.LagMaxMs, run.LagP99Ms, run.LagSecondMs = stats.Ms(lag.Max), stats.Ms(lag.P99), stats.Ms(late.Second)
 	if run.RequestsTotal == 0 {
 		problems = append(problems, "no /fast request was made")
 	}

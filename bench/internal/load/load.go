@@ -144,8 +144,21 @@ type lagWatch struct {
 	bounds LagStop
 	stop   func(error)
 	mu     sync.Mutex
-	late   [2]time.Duration // the two latest starts so far
+	late   Latest
 	done   bool
+}
+
+// Latest folds requests' lags into the worst and the second-worst, as
+// both the early stop (LagStop) and the redo rule's summary read them.
+type Latest struct{ Worst, Second time.Duration }
+
+// Add folds in one lag.
+func (l *Latest) Add(lag time.Duration) {
+	if lag > l.Worst {
+		l.Worst, l.Second = lag, l.Worst
+	} else if lag > l.Second {
+		l.Second = lag
+	}
 }
 
 // add records a request's lag.
@@ -155,15 +168,11 @@ func (w *lagWatch) add(lag time.Duration) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if lag > w.late[0] {
-		w.late[0], w.late[1] = lag, w.late[0]
-	} else if lag > w.late[1] {
-		w.late[1] = lag
-	}
+	w.late.Add(lag)
 	if w.done {
 		return
 	}
-	if why := w.bounds.Crossed(w.late[0], w.late[1]); why != nil {
+	if why := w.bounds.Crossed(w.late.Worst, w.late.Second); why != nil {
 		w.done = true
 		w.stop(why)
 	}
