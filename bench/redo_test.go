@@ -287,7 +287,7 @@ func assertQuietDiscards(t *testing.T, aborts []report.Abort, burned map[string]
 		// time daemon's, logged as the client's stalls are.
 		own := !slices.ContainsFunc(a.Disturbances, func(d report.Disturbance) bool {
 			return d.Check != disturb.CheckLag && d.Check != disturb.CheckLagSecond && d.Check != disturb.CheckThrottled &&
-				d.Check != disturb.CheckThrottledBurst &&
+				d.Check != disturb.CheckStallReach &&
 				d.Check != disturb.CheckWallStep
 		})
 		if assert.True(t, a.Reason == report.AbortDisturbed && own, "%s attempt %d discarded on a quiet host: %s %v",

@@ -26,8 +26,9 @@ func points(shares ...float64) []safety.Point {
 func quietRun() report.Run {
 	return report.Run{LagMaxMs: 9.8, LagSecondMs: 0.4, // the quiet tail: one request held back
 		WallStepMs: 0.01,
-		Observed:   &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, ThrottledBurstMs: 46, Samples: 180}}},
-		Host:       Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
+		Observed: &report.Observed{Resources: map[string]report.ResourceSummary{"client": {ThrottledShare: 0.01, Samples: 180}},
+			ClientStall: &report.ClientStall{P95Ms: 2.1, P95LessMs: 1.6, P95ReachMs: 0.5, Charged: 3, MostChargedMs: 4}},
+		Host: Host(points(0.05, 0.55, 0.1, 0.02), safety.DefaultInterval, DefaultOutsideWindow)}
 }
 
 func TestDefaultRuleValid(t *testing.T) {
@@ -40,7 +41,8 @@ func TestDefaultRuleValid(t *testing.T) {
 		"window 0":       func(r *report.RedoRule) { r.OutsideWindowS = 0 },
 		"no clock bound": func(r *report.RedoRule) { r.WallStepMs = 0 },
 		"no attempt":     func(r *report.RedoRule) { r.MaxAttempts = 0 },
-		"no burst bound": func(r *report.RedoRule) { r.ClientThrottledBurstMs = 0 },
+		"no stall bound": func(r *report.RedoRule) { r.ClientStallReachMs = 0 },
+		"stall share 1":  func(r *report.RedoRule) { r.ClientStallShare = 1 },
 		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
 	} {
 		r := DefaultRule()
@@ -73,10 +75,12 @@ func TestEachBoundDisturbs(t *testing.T) {
 			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.3, Samples: 180}
 		}, CheckThrottled},
 		// The single-process Uvicorn cell of a make test (2026-12-05):
-		// its share 0.049, its throttled time 320 ms within 0.7 s.
+		// its share 0.049, its throttled time 320 ms within 0.7 s, under
+		// five requests that took 12 to 38 ms.
 		"client stalled for a moment": {func(r *report.Run) {
-			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.049, ThrottledBurstMs: 319.5, Samples: 182}
-		}, CheckThrottledBurst},
+			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.049, Samples: 182}
+			r.Observed.ClientStall = &report.ClientStall{P95Ms: 12.95, P95LessMs: 2.2, P95ReachMs: 10.75, Charged: 9, MostChargedMs: 40}
+		}, CheckStallReach},
 		"busy host": {func(r *report.Run) {
 			r.Host = Host(points(0.1, 0.96, 0.95, 0.9, 0.1), safety.DefaultInterval, DefaultOutsideWindow)
 		}, CheckOutside},
@@ -134,4 +138,31 @@ func TestLagStopAgreesWithJudge(t *testing.T) {
 			assert.Equal(t, judged, crossed, "worst %v, second %v", worst, second)
 		}
 	}
+}
+
+// The stall's bound scales with the p95 it reaches into: a stall of 300
+// ms under requests held 16 s behind a held worker moves their p95 by 2
+// %, and is kept; the same reach into a 40 ms p95 is not.
+func TestStallBoundScales(t *testing.T) {
+	rule := DefaultRule()
+	held := quietRun()
+	held.Observed.ClientStall = &report.ClientStall{P95Ms: 16000, P95LessMs: 15700, P95ReachMs: 300, Charged: 72, MostChargedMs: 420}
+	assert.Empty(t, Judge(rule, Noise(held)))
+	fast := quietRun()
+	fast.Observed.ClientStall = &report.ClientStall{P95Ms: 40, P95LessMs: 10, P95ReachMs: 30, Charged: 5, MostChargedMs: 300}
+	ds := Judge(rule, Noise(fast))
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckStallReach, ds[0].Check)
+	assert.Equal(t, StallBound(rule, 40), ds[0].Bound)
+	assert.Equal(t, 800.0, StallBound(rule, 16000))
+	assert.Equal(t, rule.ClientStallReachMs, StallBound(rule, 2), "the floor under a fast p95")
+}
+
+func TestBackoff(t *testing.T) {
+	s := time.Second
+	var got []time.Duration
+	for n := range 12 {
+		got = append(got, Backoff(n))
+	}
+	assert.Equal(t, []time.Duration{0, 0, 5 * s, 10 * s, 20 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s}, got)
 }

@@ -6,10 +6,11 @@ import (
 	"strconv"
 	"time"
 
-	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/stats"
 )
 
 // WriteEnd is when the app handed over the last byte of a download.
@@ -45,20 +46,13 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		}
 		series[r.Role].Add(time.Duration(r.UnixNano-from), r.Usage)
 	}
-	// The burst is read while /fast requests are due or in flight: before
-	// the first slot only the slow clients' connects run, and after the
-	// last request's end only the baseline exchanges, whose CPU no
-	// request waits for.
-	fastFrom, fastTo := res.Spec.FastOffset, time.Duration(0)
-	for _, p := range res.Fast {
-		fastTo = max(fastTo, p.Scheduled+p.Lag+p.Latency)
-	}
 	for role, us := range series {
 		us.Close()
-		burst := us.ThrottledBurst(fastFrom, fastTo, disturb.ThrottledBurstWindow)
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
-			ThrottledMs: float64(us.ThrottledTime) / 1e6, ThrottledBurstMs: float64(burst) / 1e6,
-			MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
+			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
+	}
+	if c := series[podspec.RoleClient]; c != nil && c.Samples > 1 && len(res.Fast) > 0 {
+		o.ClientStall = clientStall(c, res.Fast)
 	}
 	for _, f := range s.FDs {
 		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {
@@ -299,4 +293,27 @@ func writeEndSample(samples []probe.SocketSample, end int64) int {
 		return -1
 	}
 	return best
+}
+
+// clientStall charges each /fast request the client's throttled time
+// around it (report.ClientStall). The p95s are the run's own (every
+// request's latency, as SummarizeRun takes it).
+func clientStall(client *probe.UsageSeries, fast []load.FastRequest) *report.ClientStall {
+	var lat, less stats.Latencies
+	cs := &report.ClientStall{}
+	for _, p := range fast {
+		start := p.Scheduled + p.Lag
+		charge := client.ThrottledOver(start, start+p.Latency)
+		lat.Add(p.Latency)
+		less.Add(max(p.Latency-charge, 0))
+		if charge > 0 {
+			cs.Charged++
+			cs.MostChargedMs = max(cs.MostChargedMs, stats.Ms(charge))
+		}
+	}
+	lat.Close()
+	less.Close()
+	cs.P95Ms, cs.P95LessMs = stats.Ms(lat.P95), stats.Ms(less.P95)
+	cs.P95ReachMs = cs.P95Ms - cs.P95LessMs
+	return cs
 }

@@ -138,3 +138,42 @@ func TestWriteEndCheckFollowsTheRead(t *testing.T) {
 	_, m = check(sample(800, 804, 8192))
 	assert.Greater(t, m, 0.9)
 }
+
+// Each /fast request is charged the client's throttling around it: 20
+// requests of 2 ms, the client at its quota for 400 ms under the last 4
+// of them (12 to 30 ms each, as a stalled client reads them). Their p95
+// (the 19th of 20, 24 ms) less the charges is what the requests outside
+// the stall make: the stall reaches 22 ms into it.
+func TestObserveClientStall(t *testing.T) {
+	const start = int64(1_000_000_000_000)
+	ms := time.Millisecond
+	res := load.Result{StartUnixNano: start, Elapsed: 3 * time.Second}
+	for i := range 20 {
+		p := load.FastRequest{Seq: i, Scheduled: time.Duration(i) * 125 * ms, Latency: 2 * ms}
+		if i >= 16 {
+			p.Latency = time.Duration(12+6*(i-16)) * ms
+		}
+		res.Fast = append(res.Fast, p)
+	}
+	var s probe.Series
+	for i := range 60 { // a tick every 50 ms
+		at := time.Duration(i) * 50 * ms
+		throttled := time.Duration(0)
+		if at > 2*time.Second { // the stall: from 2.0 to 2.4 s
+			throttled = min(at-2*time.Second, 400*ms)
+		}
+		s.Resources = append(s.Resources, probe.ResourceSample{UnixNano: start + int64(at), Role: "client",
+			Usage: probe.Usage{ThrottledTime: throttled}})
+	}
+	o := Observe(s, res, nil)
+	require.NotNil(t, o.ClientStall)
+	cs := *o.ClientStall
+	assert.Equal(t, 24.0, cs.P95Ms)
+	assert.Equal(t, 2.0, cs.P95LessMs)
+	assert.Equal(t, 22.0, cs.P95ReachMs)
+	assert.Equal(t, 4, cs.Charged, "the requests at 2.0 to 2.375 s")
+	assert.Equal(t, 50.0, cs.MostChargedMs, "one tick's")
+
+	s.Resources = nil
+	assert.Nil(t, Observe(s, res, nil).ClientStall, "no client sampled")
+}

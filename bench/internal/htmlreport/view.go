@@ -574,8 +574,8 @@ func discardRow(a report.Abort) discardView {
 	d.Figures = strings.Join(crossed, "; ")
 	if f := a.Figures; f != nil {
 		d.Figures += fmt.Sprintf(" (lag max %s ms, second %s ms, client throttled %s", num(f.LagMaxMs), num(f.LagSecondMs), pct(f.ClientThrottledShare))
-		if f.ClientThrottledBurstMs > 0 {
-			d.Figures += fmt.Sprintf(", %s ms of it within a second", num(f.ClientThrottledBurstMs))
+		if cs := f.ClientStall; cs != nil {
+			d.Figures += fmt.Sprintf(", reaching %s ms into /fast p95 %s ms", num(cs.P95ReachMs), num(cs.P95Ms))
 		}
 		if f.WallStepMs != 0 {
 			d.Figures += fmt.Sprintf(", wall clock stepped %s ms", num(f.WallStepMs))
@@ -598,8 +598,8 @@ func redoLine(s report.Safety) string {
 		return "none recorded (a series from before the rule)"
 	}
 	clock := ""
-	if r.ClientThrottledBurstMs > 0 {
-		clock = fmt.Sprintf(" or for over %s ms within a second", num(r.ClientThrottledBurstMs))
+	if r.ClientStallReachMs > 0 {
+		clock = fmt.Sprintf(" or its throttling reaches over %s ms (or %s of it) into /fast p95", num(r.ClientStallReachMs), pct(r.ClientStallShare))
 	}
 	if r.WallStepMs > 0 {
 		clock += fmt.Sprintf(", the wall clock steps over %s ms against the monotonic clock", num(r.WallStepMs))

@@ -78,9 +78,14 @@ func (l *Lab) attempt(unit string, conditions []string, do func(n int) (*discard
 		then := "redone at once: " + atOnce(a.Disturbances)
 		if tripped || d.wait || n >= 2 {
 			var waited time.Duration
-			waited, calmErr = l.Safety.WaitCalmUnder(calm, window, time.Sleep)
-			a.WaitedS = waited.Seconds()
+			waited, calmErr = l.Safety.WaitCalmUnder(calm, window, l.sleep)
 			then = fmt.Sprintf("waited %v for calm", waited.Round(time.Millisecond))
+			if rest := disturb.Backoff(n) - waited; calmErr == nil && rest > 0 && n < maxAttempts {
+				l.sleep(rest) // spaces the attempts out of the client's cluster of stalls
+				waited += rest
+				then += fmt.Sprintf(", then paused to %v", waited.Round(time.Millisecond))
+			}
+			a.WaitedS = waited.Seconds()
 		}
 		recErr := errors.Join(l.Reports.AddAbort(a), l.Journal.Save(engine.JournalAborts, l.Reports.Aborts()))
 		l.logf("wsgilab: %s discarded (attempt %d of %d): %s; %s", unit, n, maxAttempts, abortText(a), then)
@@ -125,6 +130,16 @@ func atOnce(ds []report.Disturbance) string {
 		return "the time of day stepped"
 	}
 	return "the client's own stall"
+}
+
+// sleep is the lab's pause between attempts: time.Sleep unless a test
+// set Pause.
+func (l *Lab) sleep(d time.Duration) {
+	if l.Pause != nil {
+		l.Pause(d)
+		return
+	}
+	time.Sleep(d)
 }
 
 func (l *Lab) beforeAttempt(unit string, n int) {

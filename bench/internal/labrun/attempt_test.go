@@ -35,7 +35,7 @@ func guardedLab(t *testing.T) (*Lab, *report.Environment) {
 	require.NoError(t, err)
 	t.Cleanup(stop.Close)
 	env := &report.Environment{}
-	l := &Lab{Safety: stop, Reports: engine.NewReports(t.TempDir(), env)}
+	l := &Lab{Safety: stop, Reports: engine.NewReports(t.TempDir(), env), Pause: func(d time.Duration) { time.Sleep(min(d, cfg.Interval)) }}
 	l.Settings.Safety = engine.SafetySettings{Enabled: true, Config: cfg, Redo: disturb.DefaultRule()}
 	return l, env
 }
@@ -129,6 +129,14 @@ func (busyHost) Read() (busy, lab time.Duration, cores int, err error) {
 // says so, and a record that keeps every verdict on it from being judged.
 func TestAttemptGivesUpTooBusy(t *testing.T) {
 	l, env := guardedLab(t)
+	var paused []time.Duration // the backoff's pauses, not the calm wait's polls
+	l.Pause = func(d time.Duration) {
+		if d < time.Second {
+			time.Sleep(d)
+			return
+		}
+		paused = append(paused, d.Round(time.Second))
+	}
 	n := 0
 	err := l.attempt("nginx-on-2dl run 3", []string{"nginx-on-2dl"}, func(int) (*discard, error) {
 		n++
@@ -138,6 +146,10 @@ func TestAttemptGivesUpTooBusy(t *testing.T) {
 	assert.ErrorContains(t, err, fmt.Sprintf("nginx-on-2dl run 3: machine too busy: %d attempts, each disturbed (the last: disturbed: lag 30 ms > 25)", disturb.DefaultMaxAttempts))
 	assert.Equal(t, disturb.DefaultMaxAttempts, n)
 	assert.Len(t, env.Safety.Aborts, disturb.DefaultMaxAttempts)
+	s := time.Second
+	assert.Equal(t, []time.Duration{5 * s, 10 * s, 20 * s, 40 * s, 40 * s, 40 * s}, paused,
+		"after the second discard and on, doubling, and none after the last")
+	assert.InDelta(t, 40, env.Safety.Aborts[5].WaitedS, 0.5, "the pause is recorded as the wait")
 	require.Len(t, env.Safety.TooBusy, 1)
 	assert.Equal(t, "nginx-on-2dl", env.Safety.TooBusy[0].Condition)
 	assert.Contains(t, engine.TooBusyByCondition(env.Safety.TooBusy)["nginx-on-2dl"], fmt.Sprintf("%d attempts", disturb.DefaultMaxAttempts))

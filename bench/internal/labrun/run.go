@@ -46,6 +46,9 @@ type Lab struct {
 	// whole: a lag stop could end the attempt their CPU hogs fall in
 	// before those checks see them.
 	WholeRuns bool
+	// Pause, when set, stands for time.Sleep between attempts (the
+	// attempts' tests, whose units are discarded on purpose).
+	Pause func(time.Duration)
 
 	// then is the run declared to follow (Then), and ahead the pod being
 	// opened for it, if any (ahead.go).

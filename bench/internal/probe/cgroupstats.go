@@ -166,6 +166,7 @@ type UsageSeries struct {
 	first, last usageSample
 	maxMemory   int64
 	throttled   []throttledAt
+	sorted      bool // throttled is in time order
 
 	// Filled by Close.
 	Samples int `json:"samples"`
@@ -199,26 +200,35 @@ func (s *UsageSeries) Add(t time.Duration, u Usage) {
 	}
 	s.maxMemory = max(s.maxMemory, u.MemoryBytes, u.MemoryPeakBytes)
 	s.throttled = append(s.throttled, throttledAt{t, u.ThrottledTime})
+	s.sorted = false
 	s.count++
 }
 
-// ThrottledBurst is the most throttled time between two samples taken
-// from from to to and at most window apart, or next to each other (a gap
-// in the sampler's ticks hides no stall): where in the run a stall sat,
-// which ThrottledShare, over the whole window, dilutes. The throttled
-// time is cpu.stat's, summed over the CPUs the cgroup's threads waited
-// on. 0 with fewer than two such samples.
-func (s *UsageSeries) ThrottledBurst(from, to, window time.Duration) time.Duration {
-	ts := slices.DeleteFunc(slices.Clone(s.throttled), func(x throttledAt) bool { return x.t < from || x.t > to })
-	slices.SortFunc(ts, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
-	var most time.Duration
-	for i, j := 1, 0; i < len(ts); i++ {
-		for j < i-1 && ts[i].t-ts[j].t > window {
-			j++
-		}
-		most = max(most, ts[i].throttled-ts[j].throttled)
+// ThrottledOver is the throttled time (cpu.stat's, summed over the CPUs
+// the cgroup's threads waited on) between the last sample at or before
+// from and the first at or after to: all the throttling that may have
+// fallen within [from, to], read at the sampler's ticks, so a span shorter
+// than a tick is charged its tick's whole throttling. A span past either
+// end of the series is cut to it; 0 with fewer than two samples.
+func (s *UsageSeries) ThrottledOver(from, to time.Duration) time.Duration {
+	if len(s.throttled) < 2 {
+		return 0
 	}
-	return most
+	if !s.sorted {
+		slices.SortFunc(s.throttled, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
+		s.sorted = true
+	}
+	ts := s.throttled
+	i, _ := slices.BinarySearchFunc(ts, from, func(x throttledAt, t time.Duration) int { return cmp.Compare(x.t, t) })
+	if i == len(ts) || ts[i].t > from { // the last sample before from
+		i = max(i-1, 0)
+	}
+	j, _ := slices.BinarySearchFunc(ts, to, func(x throttledAt, t time.Duration) int { return cmp.Compare(x.t, t) })
+	j = min(j, len(ts)-1) // the first sample at or after to
+	if j <= i {
+		return 0
+	}
+	return ts[j].throttled - ts[i].throttled
 }
 
 // Close computes the aggregates; rates stay 0 with fewer than two samples.

@@ -83,26 +83,29 @@ func TestUsageSeries(t *testing.T) {
 	assert.EqualValues(t, 70<<20, s.MaxMemoryBytes)
 }
 
-// ThrottledBurst is the most throttled time within window from from to
-// to: a stall's 320 ms over 0.7 s, not the start's burst before from, nor
-// what comes after to; and a stall in a gap between two samples.
-func TestUsageSeriesThrottledBurst(t *testing.T) {
+// ThrottledOver is the throttling between the samples around a span: a
+// request of 5 ms inside one 50 ms tick is charged that tick's, one across
+// a stall its whole, and the ends cut the span.
+func TestUsageSeriesThrottledOver(t *testing.T) {
 	var s UsageSeries
 	for _, x := range []struct {
 		at, throttled time.Duration
-	}{{0, 0}, {100 * time.Millisecond, 180 * time.Millisecond}, {300 * time.Millisecond, 190 * time.Millisecond},
-		{7 * time.Second, 195 * time.Millisecond}, {7400 * time.Millisecond, 200 * time.Millisecond},
-		{7700 * time.Millisecond, 400 * time.Millisecond}, {8100 * time.Millisecond, 520 * time.Millisecond},
-		{9200 * time.Millisecond, 530 * time.Millisecond}, {10500 * time.Millisecond, 900 * time.Millisecond}} {
+	}{{7400 * time.Millisecond, 200 * time.Millisecond}, {0, 0}, {100 * time.Millisecond, 180 * time.Millisecond},
+		{150 * time.Millisecond, 182 * time.Millisecond}, {7 * time.Second, 195 * time.Millisecond},
+		{7700 * time.Millisecond, 400 * time.Millisecond}, {8100 * time.Millisecond, 520 * time.Millisecond}} {
 		s.Add(x.at, Usage{ThrottledTime: x.throttled})
 	}
 	s.Close()
-	assert.Equal(t, 320*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, 9500*time.Millisecond, time.Second))
-	assert.Equal(t, 180*time.Millisecond, s.ThrottledBurst(0, 500*time.Millisecond, 200*time.Millisecond), "the start's, when from is 0")
-	assert.Equal(t, 370*time.Millisecond, s.ThrottledBurst(9*time.Second, 11*time.Second, time.Second),
-		"two samples 1.3 s apart, next to each other, are compared")
-	assert.Equal(t, 205*time.Millisecond, s.ThrottledBurst(250*time.Millisecond, 7800*time.Millisecond, time.Second), "nothing after to")
-	assert.Zero(t, s.ThrottledBurst(10*time.Second, 11*time.Second, time.Second), "no sample in the span")
+	ms := time.Millisecond
+	assert.Equal(t, 2*ms, s.ThrottledOver(110*ms, 115*ms), "within one tick: the tick's")
+	assert.Equal(t, 2*ms, s.ThrottledOver(100*ms, 150*ms), "samples at both ends")
+	assert.Equal(t, 325*ms, s.ThrottledOver(7200*ms, 7800*ms), "across the stall")
+	assert.Equal(t, 182*ms, s.ThrottledOver(-time.Second, 120*ms), "cut at the first sample")
+	assert.Equal(t, 120*ms, s.ThrottledOver(8*time.Second, time.Minute), "cut at the last sample")
+	assert.Zero(t, s.ThrottledOver(9*time.Second, time.Minute), "past the last sample")
+	var one UsageSeries
+	one.Add(0, Usage{ThrottledTime: time.Second})
+	assert.Zero(t, one.ThrottledOver(0, time.Second), "one sample")
 }
 
 func TestUsageSeriesFewSamples(t *testing.T) {

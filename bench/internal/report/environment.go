@@ -144,8 +144,9 @@ type Abort struct {
 // RedoRule is when a run counts as disturbed: its prober's worst lag
 // over LagMaxMs, or its second-worst over LagSecondMs (more than the one
 // request a quiet host holds back), its client throttled in over
-// ClientThrottledShare of its CFS periods, or for over
-// ClientThrottledBurstMs within one second of its /fast schedule, or the
+// ClientThrottledShare of its CFS periods, or its throttling reaching
+// into its /fast p95 by over ClientStallReachMs and ClientStallShare of
+// the p95 (ClientStall's P95ReachMs), or the
 // CPU outside the lab held over OutsideShare for OutsideWindowS within its
 // window, or its wall clock stepped over WallStepMs, either way, against
 // the monotonic clock.
@@ -155,10 +156,11 @@ type RedoRule struct {
 	LagMaxMs             float64 `json:"lag_max_ms"`
 	LagSecondMs          float64 `json:"lag_second_ms"`
 	ClientThrottledShare float64 `json:"client_throttled_share"`
-	// ClientThrottledBurstMs is 0 in a series from before the bound.
-	ClientThrottledBurstMs float64 `json:"client_throttled_burst_ms,omitempty"`
-	OutsideShare           float64 `json:"outside_share"`
-	OutsideWindowS         float64 `json:"outside_window_s"`
+	// ClientStallReachMs is 0 in a series from before the bound.
+	ClientStallReachMs float64 `json:"client_stall_reach_ms,omitempty"`
+	ClientStallShare   float64 `json:"client_stall_share,omitempty"`
+	OutsideShare       float64 `json:"outside_share"`
+	OutsideWindowS     float64 `json:"outside_window_s"`
 	// WallStepMs is 0 in a series from before the bound.
 	WallStepMs float64 `json:"wall_step_ms,omitempty"`
 	// MaxAttempts is how often one run may be tried before the series
@@ -174,8 +176,8 @@ const (
 
 // Disturbance is one bound of the redo rule a run crossed.
 type Disturbance struct {
-	// Check is "lag", "lag-second", "client-throttled", "outside-cpu" or
-	// "wall-step".
+	// Check is "lag", "lag-second", "client-throttled",
+	// "client-stall-p95", "outside-cpu" or "wall-step".
 	Check    string  `json:"check"`
 	Measured float64 `json:"measured"`
 	Bound    float64 `json:"bound"`
@@ -188,16 +190,17 @@ func (d Disturbance) String() string {
 
 // RunNoise are the figures of a run the redo rule reads: the prober's
 // worst and second-worst lag, the client's throttled share of CFS
-// periods, the wall clock's step over the load, and the CPU outside the
-// lab (nil when the stop was off).
+// periods and how far its throttling reaches into the /fast p95 (nil
+// when the client was not sampled), the wall clock's step over the load,
+// and the CPU outside the lab (nil when the stop was off).
 type RunNoise struct {
-	LagMaxMs               float64    `json:"lag_max_ms"`
-	LagSecondMs            float64    `json:"lag_second_ms"`
-	ClientThrottledShare   float64    `json:"client_throttled_share"`
-	ClientThrottledBurstMs float64    `json:"client_throttled_burst_ms,omitempty"`
-	ClientThrottleSampled  bool       `json:"client_throttle_sampled"`
-	WallStepMs             float64    `json:"wall_step_ms"`
-	Host                   *HostNoise `json:"host,omitempty"`
+	LagMaxMs              float64      `json:"lag_max_ms"`
+	LagSecondMs           float64      `json:"lag_second_ms"`
+	ClientThrottledShare  float64      `json:"client_throttled_share"`
+	ClientStall           *ClientStall `json:"client_stall,omitempty"`
+	ClientThrottleSampled bool         `json:"client_throttle_sampled"`
+	WallStepMs            float64      `json:"wall_step_ms"`
+	Host                  *HostNoise   `json:"host,omitempty"`
 }
 
 // TooBusy is a unit that could not get an undisturbed run in the

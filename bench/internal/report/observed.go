@@ -23,6 +23,10 @@ type Observed struct {
 	Spills bool `json:"spills,omitempty"`
 	// Resources are per container role over the load window.
 	Resources map[string]ResourceSummary `json:"resources"`
+	// ClientStall is how much of the /fast requests' p95 may be the
+	// client's own: nil when the client was not sampled or made no
+	// request.
+	ClientStall *ClientStall `json:"client_stall,omitempty"`
 	// Workers are the app's and NGINX's worker processes.
 	Workers []WorkerWaits `json:"workers"`
 	// Hops are the queue peaks per socket hop.
@@ -46,20 +50,34 @@ type Observed struct {
 	Errors     []string         `json:"errors,omitempty"`
 }
 
+// ClientStall is what the client's own CPU throttling may have added to
+// the /fast p95. Each request is charged the client's throttled time
+// (cpu.stat's, summed over CPUs) between the sampler's ticks around it,
+// from its start to its end (probe.UsageSeries.ThrottledOver): a request
+// cannot have waited on the client for longer than the client was held.
+// P95LessMs is the p95 of the latencies less that charge (at least 0),
+// what is left if each request's charge was all the client's, and
+// P95ReachMs the p95 less that: how far the client's stalls may reach
+// into the figure the verdicts read. A stall between requests, or under
+// one that waits seconds on a held worker, reaches little; one under the
+// requests that make a fast run's p95 reaches it whole.
+type ClientStall struct {
+	P95Ms      float64 `json:"p95_ms"`
+	P95LessMs  float64 `json:"p95_less_ms"`
+	P95ReachMs float64 `json:"p95_reach_ms"`
+	// Charged counts the requests charged any throttled time, and
+	// MostChargedMs is the largest charge.
+	Charged       int     `json:"charged"`
+	MostChargedMs float64 `json:"most_charged_ms"`
+}
+
 // ResourceSummary is one container's cgroup usage over the window.
 type ResourceSummary struct {
 	CPUPercent     float64 `json:"cpu_percent"`
 	ThrottledShare float64 `json:"throttled_share"`
 	ThrottledMs    float64 `json:"throttled_ms"`
-	// ThrottledBurstMs is the most CFS-throttled time (cpu.stat's
-	// throttled time, summed over CPUs) the role had within any one
-	// second (disturb.ThrottledBurstWindow) while /fast requests were due
-	// or in flight (from the first slot to the last request's end; the
-	// baseline exchanges after it are left out): where a stall sat,
-	// which the share over the whole window dilutes.
-	ThrottledBurstMs float64 `json:"throttled_burst_ms,omitempty"`
-	MaxMemoryMiB     float64 `json:"max_memory_mib"`
-	Samples          int     `json:"samples"`
+	MaxMemoryMiB   float64 `json:"max_memory_mib"`
+	Samples        int     `json:"samples"`
 	// MaxFDs is the most descriptors the role's processes held open at
 	// once (the app's and the proxy's; 0 when unread).
 	MaxFDs int `json:"max_fds,omitempty"`
