@@ -10,8 +10,9 @@ LAB_REPORT_DIR ?= $(CURDIR)/reports/out
 override LAB_REPORT_DIR := $(abspath $(LAB_REPORT_DIR))
 export LAB_REPORT_DIR
 BENCH_COUNT ?= 3
-# SETUP prepares the machine (make deps); make test runs it beside its
-# compile, so `make -o deps` does not skip it there: SETUP=true does.
+# SETUP prepares the machine (make deps; `$(SETUP) run` is make deps-run's
+# part); make test runs both parts beside its compile, so `make -o deps`
+# does not skip them there: SETUP=true does.
 SETUP ?= bash fixtures/host/setup.sh
 BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 
@@ -28,11 +29,14 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ##    -exec true, two at a time), and takes whatever CPU the rest leaves:
 ##    apt, dpkg and the base image's build come first (that build took
 ##    148 s beside a niced compile, 241 s beside one at nice 0);
-##  - meanwhile deps (fixtures/host/setup.sh, apt and the Docker daemon)
-##    and the build of the two tools that come before anything is written:
-##    labsettings checks every LAB_* setting, then labimage builds the
-##    images in the background (a clean machine's base image, the lab
-##    image and the example stacks' app images) and records them;
+##  - meanwhile what the image needs (fixtures/host/setup.sh run: mmdebstrap,
+##    curl and the Docker daemon) and the build of the two tools that come
+##    before anything is written: labsettings checks every LAB_* setting,
+##    then labimage builds the images in the background (a clean machine's
+##    base image, the lab image and the example stacks' app images, those
+##    at once) and records them; the rest of deps (Chromium, yamllint) is
+##    installed beside that build, which no longer waits for Chromium's
+##    download and unpacking (about 30 s on a clean machine here);
 ##  - once compiled, the unit packages run, one at a time and not niced
 ##    (their clocks are asserted), and beside them the report's browser
 ##    test (htmlreport: two headless Chromium runs, about 27 s) at nice 19.
@@ -51,12 +55,13 @@ test:
 	trap 'quit 130' INT; trap 'quit 143' TERM; \
 	setsid nice -n 19 $(GO) test -count=1 -run '^$$' -exec true ./... >/dev/null 2>&1 & compile=$$!; \
 	$(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1 & tools=$$!; \
-	$(SETUP) || quit 2; \
+	$(SETUP) run || quit 2; \
 	wait $$tools || { cat $$bin/tools.log >&2; quit 2; }; tools=; \
 	$$bin/labsettings || quit 2; \
 	mkdir -p $(LAB_REPORT_DIR); \
 	rm -f $(addprefix $(LAB_REPORT_DIR)/,image-record.json image-build.log test-units.json test-bench.json test.json junit.xml); \
 	$$bin/labimage -record $(LAB_REPORT_DIR)/image-record.json 2>$(LAB_REPORT_DIR)/image-build.log & image=$$!; \
+	$(SETUP) || quit 2; \
 	wait $$compile; compile=; \
 	setsid nice -n 19 $(GO) tool gotestsum --format testname --jsonfile $$bin/browser.json \
 	  --packages wsgilab/bench/internal/htmlreport -- -count=1 -timeout 20m >$$bin/browser.out 2>&1 & browser=$$!; \
@@ -118,7 +123,7 @@ deps:
 ## deps-run: only what measuring needs (make check, make bench, make
 ## image): mmdebstrap, curl and a Docker daemon, no browser
 deps-run:
-	@bash fixtures/host/setup.sh run
+	@$(SETUP) run
 
 ## image: build or find the lab images without running any test
 image: deps-run
