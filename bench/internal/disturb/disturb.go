@@ -89,11 +89,11 @@ const (
 	// DefaultBackoff is the least pause before the third attempt at a
 	// unit: each further discard in a row doubles it, up to MaxBackoff.
 	// The client's own stalls come in clusters of a minute or two on a
-	// noisy day: in a make test of 2026-12-05 here (an AMD EPYC whose
-	// prober's second-worst lag crossed its bound in 22 of 74 article A
-	// attempts), a single-process Uvicorn's run was discarded 6 times in
-	// 70 s, each retried at once as the host's CPU was calm. Paused, 8
-	// attempts span about 4 minutes instead of 1.
+	// noisy day: in a make test of 2026-12-05 here (an AMD EPYC that
+	// discarded 68 attempts in 49 minutes, 45 of them for the prober's
+	// second-worst lag), a single-process Uvicorn's run was discarded 6
+	// times in 70 s, each retried at once as the host's CPU was calm.
+	// Paused, 8 attempts span about 4 minutes instead of 1.
 	DefaultBackoff = 5 * time.Second
 	MaxBackoff     = 40 * time.Second
 	// DefaultWallStep bounds how far the wall clock may move against the
