@@ -42,7 +42,7 @@ func TestDefaultRuleValid(t *testing.T) {
 		"no clock bound": func(r *report.RedoRule) { r.WallStepMs = 0 },
 		"no attempt":     func(r *report.RedoRule) { r.MaxAttempts = 0 },
 		"no stall bound": func(r *report.RedoRule) { r.ClientStallReachMs = 0 },
-		"stall share 1":  func(r *report.RedoRule) { r.ClientStallShare = 1 },
+		"stall share 1":  func(r *report.RedoRule) { r.P95Share = 1 },
 		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
 	} {
 		r := DefaultRule()
@@ -121,6 +121,7 @@ func TestLagStopAgreesWithJudge(t *testing.T) {
 	stop := LagStop(r)
 	assert.Equal(t, 25*time.Millisecond, stop.Worst)
 	assert.Equal(t, 5*time.Millisecond, stop.Second)
+	assert.Equal(t, r.P95Share, stop.Share)
 	var near []time.Duration
 	for _, b := range []time.Duration{stop.Worst, stop.Second} {
 		for _, d := range []time.Duration{-time.Microsecond, -1, 0, 1, time.Microsecond} {
@@ -136,6 +137,11 @@ func TestLagStopAgreesWithJudge(t *testing.T) {
 			crossed := stop.Crossed(worst, second) != nil
 			judged := len(Judge(r, report.RunNoise{LagMaxMs: ms(worst), LagSecondMs: ms(second)})) > 0
 			assert.Equal(t, judged, crossed, "worst %v, second %v", worst, second)
+			// The same lags while armed, in a run whose p95 grew past
+			// them: what the stop crossed, the judge discards.
+			armed := report.RunNoise{LagMaxMs: ms(worst), LagSecondMs: ms(second), FastP95Ms: 60000,
+				LagArmed: &report.LagFold{MaxMs: ms(worst), SecondMs: ms(second)}}
+			assert.Equal(t, crossed, len(Judge(r, armed)) > 0, "armed: worst %v, second %v", worst, second)
 		}
 	}
 }
@@ -165,4 +171,25 @@ func TestBackoff(t *testing.T) {
 		got = append(got, Backoff(n))
 	}
 	assert.Equal(t, []time.Duration{0, 0, 5 * s, 10 * s, 20 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s, 40 * s}, got)
+}
+
+// Lags grow with the p95: 9 ms twice is nothing to a p95 of 850 ms once
+// the run was disarmed (its armed lags under the absolute bounds), and a
+// discard when the run was still armed, or its p95 is 2 ms.
+func TestLagBoundScales(t *testing.T) {
+	rule := DefaultRule()
+	slow := report.RunNoise{LagMaxMs: 9, LagSecondMs: 9, FastP95Ms: 850, LagArmed: &report.LagFold{MaxMs: 0.4, SecondMs: 0.1}}
+	assert.Empty(t, Judge(rule, slow))
+	assert.Equal(t, 42.5, LagBound(rule, rule.LagSecondMs, 850))
+	slow.LagArmed.SecondMs = 6
+	ds := Judge(rule, slow)
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckLagSecond, ds[0].Check)
+	assert.Equal(t, rule.LagSecondMs, ds[0].Bound, "armed: the absolute bound")
+	fast := report.RunNoise{LagMaxMs: 9, LagSecondMs: 9, FastP95Ms: 2, LagArmed: &report.LagFold{MaxMs: 0.4, SecondMs: 0.1}}
+	ds = Judge(rule, fast)
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckLagSecond, ds[0].Check, "a fast p95 keeps the absolute bound, armed or not")
+	old := report.RunNoise{LagMaxMs: 9, LagSecondMs: 9, FastP95Ms: 850}
+	assert.NotEmpty(t, Judge(rule, old), "no armed fold: every lag against the absolute bounds")
 }

@@ -185,12 +185,19 @@ func BuildBase(ctx context.Context, eng Engine, ref string, archive Apt, log io.
 		return report.Image{}, err
 	}
 	defer f.Close()
+	// Where a clean machine's build spends its minutes: the root
+	// filesystem (the archive's downloads, dpkg) or the engine's import.
+	built := time.Now()
+	if fi, err := f.Stat(); err == nil {
+		fmt.Fprintf(log, "image: root filesystem %d MiB in %v\n", fi.Size()>>20, built.Sub(start).Round(time.Millisecond))
+	}
 	repo, tag := SplitRef(ref)
 	if err := eng.ImportImage(dc.ImportImageOptions{
 		Repository: repo, Tag: tag, Source: "-", InputStream: f, OutputStream: io.Discard, Context: ctx,
 	}); err != nil {
 		return report.Image{}, fmt.Errorf("image: docker import %s: %w", ref, err)
 	}
+	fmt.Fprintf(log, "image: imported %s in %v\n", ref, time.Since(built).Round(time.Millisecond))
 	return report.Image{Ref: ref, Built: true, SourcesHidden: wrap != nil, Archive: archive.Mirror, Duration: time.Since(start)}, nil
 }
 

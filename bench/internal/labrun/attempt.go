@@ -171,6 +171,7 @@ func (l *Lab) judgeA(c engine.Condition, name string, rec engine.Record, n int) 
 	rule := l.Settings.Safety.Redo
 	run := engine.SummarizeRun(c, rec).Run
 	noise := disturb.Noise(run)
+	noise.LagArmed = disturb.ArmedLags(rule, rec.Load.Fast)
 	ds := disturb.Judge(rule, noise)
 	if len(ds) == 0 {
 		if rec.Load.Stopped != "" { // the client and the rule disagree: keep nothing

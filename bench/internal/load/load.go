@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -129,13 +130,21 @@ type Spec struct {
 }
 
 // LagStop is when a run stops early for its requester's lag: one request
-// started more than Worst late, or two more than Second late. These are
-// the redo rule's own bounds (disturb.Judge's lag and lag-second checks),
-// which only grow as requests start: once crossed, no later request can
-// uncross them.
+// started more than Worst late, or two more than Second late, while the
+// run is armed. These are the redo rule's own bounds (disturb.Judge's lag
+// and lag-second checks), which only grow as requests start: once crossed,
+// no later request can uncross them.
+//
+// With Share, the rule lets a run's lags grow with its /fast p95 (a lag
+// of 10 ms is nothing to a p95 of seconds): the run is armed only until
+// its p95 is sure to reach Second/Share, that is until enough requests
+// have taken that long, done or still in flight (Armed). A run stopped
+// while armed is one the rule discards whatever the rest would measure;
+// past that, only the rule judges, at the end, against the p95.
 type LagStop struct {
 	Worst  time.Duration `json:"worst_ns"`
 	Second time.Duration `json:"second_ns"`
+	Share  float64       `json:"share,omitempty"`
 }
 
 // lagWatch applies a LagStop to the lags of a run's requests as they
@@ -146,6 +155,7 @@ type lagWatch struct {
 	mu     sync.Mutex
 	late   Latest
 	done   bool
+	arm    Arming
 }
 
 // Latest folds requests' lags into the worst and the second-worst, as
@@ -161,21 +171,112 @@ func (l *Latest) Add(lag time.Duration) {
 	}
 }
 
-// add records a request's lag.
-func (w *lagWatch) add(lag time.Duration) {
+// add records request seq's start, at offset at from the run's start,
+// and its lag.
+func (w *lagWatch) add(seq int, at, lag time.Duration) {
 	if w == nil {
 		return
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.late.Add(lag)
-	if w.done {
+	armed := w.arm.Armed(at)
+	w.arm.Start(seq, at)
+	if w.done || !armed {
 		return
 	}
+	w.late.Add(lag)
 	if why := w.bounds.Crossed(w.late.Worst, w.late.Second); why != nil {
 		w.done = true
 		w.stop(why)
 	}
+}
+
+// end records request seq's latency.
+func (w *lagWatch) end(seq int, latency time.Duration) {
+	if w == nil {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.arm.End(seq, latency)
+}
+
+// Arming says when a run is armed under a LagStop (its lags held to the
+// absolute bounds): until Slow of its requests have taken Limit or more,
+// done or in flight, which puts its p95 (the nearest rank) at Limit or
+// above. The client's stop and the redo rule's judge (ArmedLags) fold the
+// same requests' lags by it. A zero Limit is never disarmed.
+type Arming struct {
+	Limit time.Duration
+	Slow  int
+	spans map[int]span
+}
+
+type span struct{ start, latency time.Duration } // latency < 0: in flight
+
+// NewArming is the arming of b over a run of n /fast requests.
+func NewArming(b LagStop, n int) Arming {
+	a := Arming{Slow: n - int(math.Ceil(0.95*float64(n))) + 1}
+	if b.Share > 0 {
+		a.Limit = time.Duration(float64(b.Second) / b.Share)
+	}
+	return a
+}
+
+// Start records request seq's start at offset at.
+func (a *Arming) Start(seq int, at time.Duration) {
+	if a.spans == nil {
+		a.spans = map[int]span{}
+	}
+	a.spans[seq] = span{at, -1}
+}
+
+// End records request seq's latency.
+func (a *Arming) End(seq int, latency time.Duration) {
+	if s, ok := a.spans[seq]; ok {
+		s.latency = latency
+		a.spans[seq] = s
+	}
+}
+
+// Armed is whether the run is still armed at offset at: fewer than Slow
+// requests started before at had taken Limit by then (a request done by
+// then counts its latency, one in flight the time since its start).
+func (a *Arming) Armed(at time.Duration) bool {
+	if a.Limit <= 0 {
+		return true
+	}
+	slow := 0
+	for _, s := range a.spans {
+		took := at - s.start
+		if s.latency >= 0 {
+			took = min(took, s.latency)
+		}
+		if s.start < at && took >= a.Limit {
+			slow++
+		}
+	}
+	return slow < a.Slow
+}
+
+// ArmedLags folds the lags of the /fast requests that started while the
+// run was armed under b, in the order they started, as the client's stop
+// did: the worst and second-worst lag the stop held to its bounds. Requests
+// never sent are left out.
+func ArmedLags(b LagStop, fast []FastRequest) Latest {
+	sent := slices.DeleteFunc(slices.Clone(fast), func(p FastRequest) bool { return strings.HasPrefix(p.Error, NotSent) })
+	slices.SortStableFunc(sent, func(x, y FastRequest) int { return cmp.Compare(x.Scheduled+x.Lag, y.Scheduled+y.Lag) })
+	arm := NewArming(b, len(fast))
+	var late Latest
+	for _, p := range sent {
+		at := p.Scheduled + p.Lag
+		if arm.Armed(at) {
+			late.Add(p.Lag)
+		}
+		arm.Start(p.Seq, at)
+		arm.End(p.Seq, p.Latency)
+	}
+	return late
 }
 
 // Crossed says which bound a run's worst and second-worst lag so far
@@ -256,8 +357,9 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("load: AfterWait %v is negative", s.AfterWait)
 	case s.ConnectRate < 0 || (s.ConnectRate > 0 && s.Ramp() > MaxRamp):
 		return fmt.Errorf("load: ConnectRate %g: want 0 (all at once) or a rate that starts %d slow clients within %v", s.ConnectRate, s.Downloads, MaxRamp)
-	case s.StopOnLag != nil && !(s.StopOnLag.Second > 0 && s.StopOnLag.Second <= s.StopOnLag.Worst):
-		return fmt.Errorf("load: StopOnLag worst %v, second %v: want both positive, the second at most the worst", s.StopOnLag.Worst, s.StopOnLag.Second)
+	case s.StopOnLag != nil && !(s.StopOnLag.Second > 0 && s.StopOnLag.Second <= s.StopOnLag.Worst && s.StopOnLag.Share >= 0 && s.StopOnLag.Share < 1):
+		return fmt.Errorf("load: StopOnLag worst %v, second %v, share %v: want both positive, the second at most the worst, the share in [0, 1)",
+			s.StopOnLag.Worst, s.StopOnLag.Second, s.StopOnLag.Share)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -521,7 +623,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		var stop context.CancelCauseFunc
 		ctx, stop = context.WithCancelCause(ctx)
 		defer stop(nil)
-		watch, done = &lagWatch{bounds: *spec.StopOnLag, stop: stop}, ctx.Done()
+		watch, done = &lagWatch{bounds: *spec.StopOnLag, stop: stop, arm: NewArming(*spec.StopOnLag, spec.FastCount)}, ctx.Done()
 	}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
@@ -588,11 +690,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time, watch *lagWatch) FastRequest {
 	began := time.Now()
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
-	watch.add(p.Lag)
+	watch.add(seq, p.Scheduled+p.Lag, p.Lag)
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, nil)
 	p.Latency = time.Since(began)
+	watch.end(seq, p.Latency)
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
 		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)

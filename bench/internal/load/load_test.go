@@ -296,3 +296,56 @@ func TestRunStartsAfterReady(t *testing.T) {
 	spec.AfterWait = -time.Second
 	assert.ErrorContains(t, spec.Validate(), "AfterWait -1s is negative")
 }
+
+// A run stays armed (its lags held to the stop's absolute bounds) until
+// enough of its requests have taken Second/Share, done or in flight, to
+// put its p95 there: here 1 of 16, so its second request already finds
+// the run disarmed, and a second-worst bound of 1 ns never stops it. The
+// judge's fold (ArmedLags) replays the same requests the same way.
+func TestRunDisarmsWithItsP95(t *testing.T) {
+	srv, _ := server(t, 1<<20)
+	spec := NewSpec(srv.URL, "t")
+	spec.FastCount, spec.FastRate, spec.FastOffset = 16, 50, 10*time.Millisecond
+	spec.BaselineRequests = 0
+	spec.StopOnLag = &LagStop{Worst: time.Second, Second: time.Nanosecond, Share: 0.5}
+	arm := NewArming(*spec.StopOnLag, spec.FastCount)
+	require.Equal(t, 1, arm.Slow)
+	require.Equal(t, 2*time.Nanosecond, arm.Limit)
+
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.Empty(t, res.Stopped, "disarmed once the first request has taken 2 ns")
+	armed := ArmedLags(*spec.StopOnLag, res.Fast)
+	assert.Equal(t, Latest{Worst: res.Fast[0].Lag}, armed, "the first request's lag alone")
+
+	spec.StopOnLag.Share = 0 // never disarmed: the second request's lag stops it
+	res, err = Run(context.Background(), spec)
+	require.NoError(t, err)
+	assert.Contains(t, res.Stopped, "two /fast requests")
+}
+
+// The judge's fold over a stalled run's records: the requests that start
+// once 4 of 72 have been held past 100 ms (5 ms / 5 %) are left out; an
+// idle run's are all in.
+func TestArmedLags(t *testing.T) {
+	b := LagStop{Worst: 25 * time.Millisecond, Second: 5 * time.Millisecond, Share: 0.05}
+	ms := time.Millisecond
+	var stalled, idle []FastRequest
+	for k := range 72 {
+		p := FastRequest{Seq: k, Scheduled: time.Duration(k) * 125 * ms, Latency: 2 * ms}
+		q := p
+		if k >= 2 { // held from the third request on
+			q.Latency = 3 * time.Second
+		}
+		if k == 40 || k == 50 {
+			p.Lag, q.Lag = 9*ms, 9*ms
+		}
+		idle, stalled = append(idle, p), append(stalled, q)
+	}
+	assert.Equal(t, Latest{Worst: 9 * ms, Second: 9 * ms}, ArmedLags(b, idle))
+	assert.Equal(t, Latest{}, ArmedLags(b, stalled), "disarmed from request 6 on (2, 3, 4 and 5 held 100 ms)")
+	stalled[4].Lag = 7 * ms // before the run is disarmed
+	assert.Equal(t, Latest{Worst: 7 * ms}, ArmedLags(b, stalled))
+	stalled[5].Error = NotSent
+	assert.Equal(t, Latest{Worst: 7 * ms}, ArmedLags(b, stalled), "a request never sent is left out")
+}

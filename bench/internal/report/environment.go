@@ -143,10 +143,12 @@ type Abort struct {
 
 // RedoRule is when a run counts as disturbed: its prober's worst lag
 // over LagMaxMs, or its second-worst over LagSecondMs (more than the one
-// request a quiet host holds back), its client throttled in over
+// request a quiet host holds back), both grown to P95Share of the run's
+// /fast p95 for the requests started once the run was disarmed
+// (load.LagStop), its client throttled in over
 // ClientThrottledShare of its CFS periods, or its throttling reaching
-// into its /fast p95 by over ClientStallReachMs and ClientStallShare of
-// the p95 (ClientStall's P95ReachMs), or the
+// into its /fast p95 by over ClientStallReachMs and P95Share of the p95
+// (ClientStall's P95ReachMs), or the
 // CPU outside the lab held over OutsideShare for OutsideWindowS within its
 // window, or its wall clock stepped over WallStepMs, either way, against
 // the monotonic clock.
@@ -158,7 +160,7 @@ type RedoRule struct {
 	ClientThrottledShare float64 `json:"client_throttled_share"`
 	// ClientStallReachMs is 0 in a series from before the bound.
 	ClientStallReachMs float64 `json:"client_stall_reach_ms,omitempty"`
-	ClientStallShare   float64 `json:"client_stall_share,omitempty"`
+	P95Share           float64 `json:"p95_share,omitempty"`
 	OutsideShare       float64 `json:"outside_share"`
 	OutsideWindowS     float64 `json:"outside_window_s"`
 	// WallStepMs is 0 in a series from before the bound.
@@ -194,6 +196,12 @@ func (d Disturbance) String() string {
 // when the client was not sampled), the wall clock's step over the load,
 // and the CPU outside the lab (nil when the stop was off).
 type RunNoise struct {
+	// LagArmed folds the lags of the requests that started while the run
+	// was armed (load.ArmedLags), which the absolute lag bounds judge;
+	// nil in a series from before it, whose every lag they judged.
+	LagArmed *LagFold `json:"lag_armed,omitempty"`
+	// FastP95Ms is the run's /fast p95, which the lag bounds grow with.
+	FastP95Ms             float64      `json:"fast_p95_ms,omitempty"`
 	LagMaxMs              float64      `json:"lag_max_ms"`
 	LagSecondMs           float64      `json:"lag_second_ms"`
 	ClientThrottledShare  float64      `json:"client_throttled_share"`
@@ -201,6 +209,12 @@ type RunNoise struct {
 	ClientThrottleSampled bool         `json:"client_throttle_sampled"`
 	WallStepMs            float64      `json:"wall_step_ms"`
 	Host                  *HostNoise   `json:"host,omitempty"`
+}
+
+// LagFold is a worst and a second-worst lag, ms.
+type LagFold struct {
+	MaxMs    float64 `json:"max_ms"`
+	SecondMs float64 `json:"second_ms"`
 }
 
 // TooBusy is a unit that could not get an undisturbed run in the
