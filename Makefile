@@ -27,7 +27,7 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 ## once (the times are a clean machine's here, issue 31):
 ##  - the compile of every test binary starts first, at nice 19 (go test
 ##    -exec true, two at a time), and takes whatever CPU the rest leaves:
-##    apt, dpkg and the base image's build come first (that build took
+##    apt, dpkg and the base image's build come before it (that build took
 ##    148 s beside a niced compile, 241 s beside one at nice 0);
 ##  - meanwhile what the image needs (fixtures/host/setup.sh run: mmdebstrap,
 ##    curl and the Docker daemon) and the build of the two tools that come

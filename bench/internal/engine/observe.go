@@ -4,6 +4,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"wsgilab/bench/internal/load"
@@ -302,9 +303,13 @@ func clientStall(client *probe.UsageSeries, fast []load.FastRequest) *report.Cli
 	var lat, less stats.Latencies
 	cs := &report.ClientStall{}
 	for _, p := range fast {
+		lat.Add(p.Latency)
+		if strings.HasPrefix(p.Error, load.NotSent) { // a stopped run's: never waited on anything
+			less.Add(p.Latency)
+			continue
+		}
 		start := p.Scheduled + p.Lag
 		charge := client.ThrottledOver(start, start+p.Latency)
-		lat.Add(p.Latency)
 		less.Add(max(p.Latency-charge, 0))
 		if charge > 0 {
 			cs.Charged++

@@ -174,6 +174,9 @@ func TestObserveClientStall(t *testing.T) {
 	assert.Equal(t, 4, cs.Charged, "the requests at 2.0 to 2.375 s")
 	assert.Equal(t, 50.0, cs.MostChargedMs, "one tick's")
 
+	res.Fast[16].Error = load.NotSent // a stopped run's: charged nothing
+	assert.Equal(t, 3, Observe(s, res, nil).ClientStall.Charged)
+
 	s.Resources = nil
 	assert.Nil(t, Observe(s, res, nil).ClientStall, "no client sampled")
 }

@@ -43,7 +43,9 @@ type discard struct {
 // result is dropped, whatever it was), or when do itself returns a discard
 // (the run's own figures crossed the redo rule): once the host is calm
 // when the CPU outside the lab crossed it, at once when only the client's
-// own stall or a clock step did (discard.wait). After the rule's
+// own stall or a clock step did (discard.wait); a second discard in a row
+// waits for calm all the same, and from then on at least disturb.Backoff
+// passes before the next attempt. After the rule's
 // MaxAttempts the unit is recorded as too busy and fails with ErrTooBusy:
 // no verdict is judged on its conditions (a unit outside the series' own,
 // with none, only fails). With no stop, do runs once.

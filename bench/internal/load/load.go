@@ -171,34 +171,44 @@ func (l *Latest) Add(lag time.Duration) {
 	}
 }
 
-// add records request seq's start, at offset at from the run's start,
-// and its lag.
-func (w *lagWatch) add(seq int, at, lag time.Duration) {
+// begin starts request seq, due at due in a run started at runStart: it
+// takes the start's time under the watch's lock, so that the requests'
+// starts are in the order the watch saw them, as the judge orders them
+// from the records (ArmedLags), and folds its lag. Without a watch it
+// only takes the time.
+func (w *lagWatch) begin(seq int, runStart, due time.Time) time.Time {
 	if w == nil {
-		return
+		return time.Now()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	began := time.Now()
+	at, lag := began.Sub(runStart), began.Sub(due)
 	armed := w.arm.Armed(at)
 	w.arm.Start(seq, at)
 	if w.done || !armed {
-		return
+		return began
 	}
 	w.late.Add(lag)
 	if why := w.bounds.Crossed(w.late.Worst, w.late.Second); why != nil {
 		w.done = true
 		w.stop(why)
 	}
+	return began
 }
 
-// end records request seq's latency.
-func (w *lagWatch) end(seq int, latency time.Duration) {
+// end ends request seq, begun at began, and returns its latency, taken
+// under the lock: a request another one's begin found in flight ended
+// after that begin.
+func (w *lagWatch) end(seq int, began time.Time) time.Duration {
 	if w == nil {
-		return
+		return time.Since(began)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	latency := time.Since(began)
 	w.arm.End(seq, latency)
+	return latency
 }
 
 // Arming says when a run is armed under a LagStop (its lags held to the
@@ -688,14 +698,12 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 }
 
 func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time, watch *lagWatch) FastRequest {
-	began := time.Now()
+	began := watch.begin(seq, runStart, due)
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
-	watch.add(seq, p.Scheduled+p.Lag, p.Lag)
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, nil)
-	p.Latency = time.Since(began)
-	watch.end(seq, p.Latency)
+	p.Latency = watch.end(seq, began)
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
 		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)

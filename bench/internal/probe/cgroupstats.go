@@ -215,7 +215,7 @@ func (s *UsageSeries) ThrottledOver(from, to time.Duration) time.Duration {
 		return 0
 	}
 	if !s.sorted {
-		slices.SortFunc(s.throttled, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
+		slices.SortStableFunc(s.throttled, func(a, b throttledAt) int { return cmp.Compare(a.t, b.t) })
 		s.sorted = true
 	}
 	ts := s.throttled
