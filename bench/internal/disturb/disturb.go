@@ -141,8 +141,9 @@ func Backoff(n int) time.Duration {
 	return min(DefaultBackoff<<min(n-2, 8), MaxBackoff)
 }
 
-// LagBound is a lag bound of r (LagMaxMs or LagSecondMs) grown with a
-// run's /fast p95 of p95Ms: P95Share of the p95 when that is more. A
+// LagBound is a bound of r (LagMaxMs, LagSecondMs, or the stall's
+// ClientStallReachMs) grown with a run's /fast p95 of p95Ms: P95Share of
+// the p95 when that is more. A
 // request's start lag moves its own latency by at most the lag (it joins
 // the queue later), so a run whose requests wait seconds on a held worker
 // may start them that much later; a rule without the share (a series from
@@ -151,19 +152,30 @@ func LagBound(r report.RedoRule, bound, p95Ms float64) float64 {
 	return max(bound, r.P95Share*p95Ms)
 }
 
-// lagUnit names a lag bound grown with the p95 as such.
-func lagUnit(bound, absolute, share float64) string {
-	if bound > absolute {
-		return fmt.Sprintf("ms (%g %% of p95)", 100*share)
+// lagCheck judges one lag figure: armed, the lag of the requests started
+// while the run was armed, against the absolute bound; all, every
+// request's, against the bound grown with the p95 (LagBound), which says
+// so in its unit.
+func lagCheck(r report.RedoRule, check string, absolute, armed, all, p95Ms float64) (report.Disturbance, bool) {
+	grown := LagBound(r, absolute, p95Ms)
+	switch {
+	case armed > absolute:
+		return report.Disturbance{Check: check, Measured: armed, Bound: absolute, Unit: "ms"}, true
+	case all > grown:
+		unit := "ms"
+		if grown > absolute {
+			unit = fmt.Sprintf("ms (%g %% of p95)", 100*r.P95Share)
+		}
+		return report.Disturbance{Check: check, Measured: all, Bound: grown, Unit: unit}, true
 	}
-	return "ms"
+	return report.Disturbance{}, false
 }
 
 // StallBound is how far the client's stalls may reach into a /fast p95
 // of p95Ms under r: ClientStallReachMs, or P95Share of the p95
 // when that is more.
 func StallBound(r report.RedoRule, p95Ms float64) float64 {
-	return max(r.ClientStallReachMs, r.P95Share*p95Ms)
+	return LagBound(r, r.ClientStallReachMs, p95Ms)
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -252,17 +264,11 @@ func Judge(r report.RedoRule, n report.RunNoise) []report.Disturbance {
 	if a := n.LagArmed; a != nil {
 		armedMax, armedSecond = a.MaxMs, a.SecondMs
 	}
-	switch worst := LagBound(r, r.LagMaxMs, n.FastP95Ms); {
-	case armedMax > r.LagMaxMs:
-		out = append(out, report.Disturbance{Check: CheckLag, Measured: armedMax, Bound: r.LagMaxMs, Unit: "ms"})
-	case n.LagMaxMs > worst:
-		out = append(out, report.Disturbance{Check: CheckLag, Measured: n.LagMaxMs, Bound: worst, Unit: lagUnit(worst, r.LagMaxMs, r.P95Share)})
+	if d, ok := lagCheck(r, CheckLag, r.LagMaxMs, armedMax, n.LagMaxMs, n.FastP95Ms); ok {
+		out = append(out, d)
 	}
-	switch second := LagBound(r, r.LagSecondMs, n.FastP95Ms); {
-	case armedSecond > r.LagSecondMs:
-		out = append(out, report.Disturbance{Check: CheckLagSecond, Measured: armedSecond, Bound: r.LagSecondMs, Unit: "ms"})
-	case n.LagSecondMs > second:
-		out = append(out, report.Disturbance{Check: CheckLagSecond, Measured: n.LagSecondMs, Bound: second, Unit: lagUnit(second, r.LagSecondMs, r.P95Share)})
+	if d, ok := lagCheck(r, CheckLagSecond, r.LagSecondMs, armedSecond, n.LagSecondMs, n.FastP95Ms); ok {
+		out = append(out, d)
 	}
 	if n.ClientThrottleSampled && n.ClientThrottledShare > r.ClientThrottledShare {
 		out = append(out, report.Disturbance{Check: CheckThrottled, Measured: n.ClientThrottledShare,
