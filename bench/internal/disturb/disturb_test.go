@@ -115,7 +115,8 @@ func TestUntakenFiguresCrossNothing(t *testing.T) {
 
 // The client's early stop (LagStop, applied by the load as it runs) and
 // Judge agree on every lag around the bounds: a run the client stopped is
-// one Judge discards, and one it let run whole is not discarded for lag.
+// one Judge discards, and one it let run whole is not discarded for lag;
+// a metered run on its worst lag alone.
 func TestLagStopAgreesWithJudge(t *testing.T) {
 	r := DefaultRule()
 	stop := LagStop(r)
@@ -142,8 +143,33 @@ func TestLagStopAgreesWithJudge(t *testing.T) {
 			armed := report.RunNoise{LagMaxMs: ms(worst), LagSecondMs: ms(second), FastP95Ms: 60000,
 				LagArmed: &report.LagFold{MaxMs: ms(worst), SecondMs: ms(second)}}
 			assert.Equal(t, crossed, len(Judge(r, armed)) > 0, "armed: worst %v, second %v", worst, second)
+			// A metered run: the client's watch passes no second lag
+			// (load's lagWatch), and the judge reads none.
+			metered := armed
+			metered.ClientStall = &report.ClientStall{Metered: true}
+			assert.Equal(t, stop.Crossed(worst, 0) != nil, len(Judge(r, metered)) > 0, "metered: worst %v, second %v", worst, second)
 		}
 	}
+}
+
+// A run whose client metered its hiccups is not judged on its second-worst
+// lag: its stalls are charged request by request instead (the stall's
+// reach). Its worst lag is still judged.
+func TestMeteredRunSkipsTheSecondLag(t *testing.T) {
+	rule := DefaultRule()
+	r := quietRun()
+	r.LagSecondMs = 9.91 // CI's noisy AMD EPYC, 2026-12-05: nginx-on-2dl's 8th attempt
+	require.Len(t, Judge(rule, Noise(r)), 1, "unmetered: discarded")
+	r.Observed.ClientStall = &report.ClientStall{P95Ms: 2.6, P95LessMs: 2.4, P95ReachMs: 0.2, Charged: 3, MostChargedMs: 11, Metered: true, Hiccups: 14}
+	assert.Empty(t, Judge(rule, Noise(r)), "metered, its stalls reached 0.2 ms into the p95")
+	r.Observed.ClientStall.P95ReachMs, r.Observed.ClientStall.P95Ms = 8.1, 10.5
+	ds := Judge(rule, Noise(r))
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckStallReach, ds[0].Check, "metered stalls that reach the p95")
+	r.Observed.ClientStall.P95ReachMs, r.LagMaxMs = 0.2, 51.5
+	ds = Judge(rule, Noise(r))
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckLag, ds[0].Check, "the worst lag still counts")
 }
 
 // The stall's bound scales with the p95 it reaches into: a stall of 300

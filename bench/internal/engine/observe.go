@@ -2,6 +2,7 @@ package engine
 
 import (
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -52,8 +53,11 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
 			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
 	}
-	if c := series[podspec.RoleClient]; c != nil && c.Samples > 1 && len(res.Fast) > 0 {
-		o.ClientStall = clientStall(c, res.Fast)
+	if c := series[podspec.RoleClient]; len(res.Fast) > 0 && ((c != nil && c.Samples > 1) || res.HiccupTicks > 0) {
+		if c != nil && c.Samples < 2 {
+			c = nil
+		}
+		o.ClientStall = clientStall(c, res)
 	}
 	for _, f := range s.FDs {
 		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {
@@ -296,20 +300,39 @@ func writeEndSample(samples []probe.SocketSample, end int64) int {
 	return best
 }
 
-// clientStall charges each /fast request the client's throttled time
-// around it (report.ClientStall). The p95s are the run's own (every
-// request's latency, as SummarizeRun takes it).
-func clientStall(client *probe.UsageSeries, fast []load.FastRequest) *report.ClientStall {
+// clientStall charges each /fast request of res what the client may have
+// held it (report.ClientStall): its throttled time around the request, or
+// the hiccups its meter saw during it when that is more (a stall of the
+// client's quota is one the meter sees too, so the two are not added).
+// client is nil without the sampler's series. The p95s are the run's own
+// (every request's latency, as SummarizeRun takes it).
+func clientStall(client *probe.UsageSeries, res load.Result) *report.ClientStall {
 	var lat, less stats.Latencies
-	cs := &report.ClientStall{}
-	for _, p := range fast {
+	cs := &report.ClientStall{Metered: res.HiccupTicks > 0, Hiccups: len(res.Hiccups), HiccupsLost: res.HiccupsLost}
+	for _, h := range res.Hiccups {
+		cs.WorstHiccupMs = max(cs.WorstHiccupMs, stats.Ms(h.Late))
+	}
+	// Past the meter's record, any request may have waited on the client
+	// all along.
+	unrecorded := time.Duration(math.MaxInt64)
+	if n := len(res.Hiccups); res.HiccupsLost > 0 && n > 0 {
+		unrecorded = res.Hiccups[n-1].To
+	}
+	for _, p := range res.Fast {
 		lat.Add(p.Latency)
 		if strings.HasPrefix(p.Error, load.NotSent) { // a stopped run's: never waited on anything
 			less.Add(p.Latency)
 			continue
 		}
 		start := p.Scheduled + p.Lag
-		charge := client.ThrottledOver(start, start+p.Latency)
+		var charge time.Duration
+		if client != nil {
+			charge = client.ThrottledOver(start, start+p.Latency)
+		}
+		charge = max(charge, load.HiccupOver(res.Hiccups, start, start+p.Latency))
+		if start+p.Latency > unrecorded {
+			charge = p.Latency
+		}
 		less.Add(max(p.Latency-charge, 0))
 		if charge > 0 {
 			cs.Charged++

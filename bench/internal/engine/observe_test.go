@@ -180,3 +180,48 @@ func TestObserveClientStall(t *testing.T) {
 	s.Resources = nil
 	assert.Nil(t, Observe(s, res, nil).ClientStall, "no client sampled")
 }
+
+// A client that metered its hiccups is charged them request by request,
+// as its throttling: the same 20 requests, a host that held the client
+// (no throttling: steal on a VM that reports none) for 10 to 28 ms under
+// the last four, and once between requests. The stall's reach is the
+// same 22 ms; the hiccup between requests charges nothing. Where the
+// meter's record overflowed, every later request is charged whole.
+func TestObserveClientHiccups(t *testing.T) {
+	const start = int64(1_000_000_000_000)
+	ms := time.Millisecond
+	res := load.Result{StartUnixNano: start, Elapsed: 3 * time.Second, HiccupTicks: 1400}
+	for i := range 20 {
+		p := load.FastRequest{Seq: i, Scheduled: time.Duration(i) * 125 * ms, Latency: 2 * ms}
+		if i >= 16 {
+			p.Latency = time.Duration(12+6*(i-16)) * ms
+			at := p.Scheduled + ms
+			res.Hiccups = append(res.Hiccups, load.Hiccup{From: at, To: at + p.Latency - 2*ms, Late: p.Latency - 4*ms})
+		}
+		res.Fast = append(res.Fast, p)
+	}
+	res.Hiccups = append([]load.Hiccup{{From: 60 * ms, To: 100 * ms, Late: 38 * ms}}, res.Hiccups...)
+	var s probe.Series
+	for i := range 60 { // the sampler's ticks, with no throttling
+		s.Resources = append(s.Resources, probe.ResourceSample{UnixNano: start + int64(i)*int64(50*ms), Role: "client"})
+	}
+	cs := Observe(s, res, nil).ClientStall
+	require.NotNil(t, cs)
+	assert.True(t, cs.Metered)
+	assert.Equal(t, 5, cs.Hiccups)
+	assert.Equal(t, 38.0, cs.WorstHiccupMs)
+	assert.Equal(t, 24.0, cs.P95Ms)
+	assert.Equal(t, 2.0, cs.P95LessMs)
+	assert.Equal(t, 22.0, cs.P95ReachMs)
+	assert.Equal(t, 4, cs.Charged, "the four requests under the stalls, not the one between")
+
+	s.Resources = nil // the meter alone suffices
+	cs = Observe(s, res, nil).ClientStall
+	require.NotNil(t, cs)
+	assert.Equal(t, 22.0, cs.P95ReachMs)
+
+	res.Hiccups, res.HiccupsLost = res.Hiccups[:1], 4 // the record full after 100 ms
+	cs = Observe(s, res, nil).ClientStall
+	assert.Equal(t, 19, cs.Charged, "every request after the record, whole")
+	assert.Equal(t, cs.P95Ms, cs.P95ReachMs)
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/html"
 
+	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/report"
 )
 
@@ -377,6 +378,16 @@ func TestAbortsAndResumeSaySo(t *testing.T) {
 	assert.Contains(t, claims, "raw/discarded/direct-0dl-run1-attempt1.json")
 	assert.Contains(t, claims, "The machine was too busy to judge: nginx-on-2dl (nginx-on-2dl run 3, 4 attempts; the last disturbed: lag 30 ms > 25)")
 	assert.Contains(t, claims, "This series resumed an interrupted one: 1 completed unit(s) came from its journal (a/direct-0dl-run1).")
+
+	// Today's rule: the client meters its hiccups, and the second-worst
+	// lag judges only a run without the meter.
+	editEnv(t, dir, func(env *report.Environment) {
+		rule := disturb.DefaultRule()
+		env.Safety.Redo = &rule
+	})
+	claims = text(parse(t, render(t, dir)).sections["claims"])
+	assert.Contains(t, claims, "had taken 100 ms), the second-worst only in a run without the client's hiccup meter, the client is throttled")
+	assert.Contains(t, claims, "or its throttling or the stalls its hiccup meter sees (every 2 ms) reach over 5 ms (or 5.0 % of it) into /fast p95")
 }
 
 // A merged series names its shards' machines beside the verdicts, and

@@ -599,7 +599,11 @@ func redoLine(s report.Safety) string {
 	}
 	clock := ""
 	if r.ClientStallReachMs > 0 {
-		clock = fmt.Sprintf(" or its throttling reaches over %s ms (or %s of it) into /fast p95", num(r.ClientStallReachMs), pct(r.P95Share))
+		stalls := "its throttling reaches"
+		if r.HiccupEveryMs > 0 {
+			stalls = fmt.Sprintf("its throttling or the stalls its hiccup meter sees (every %s ms) reach", num(r.HiccupEveryMs))
+		}
+		clock = fmt.Sprintf(" or %s over %s ms (or %s of it) into /fast p95", stalls, num(r.ClientStallReachMs), pct(r.P95Share))
 	}
 	if r.WallStepMs > 0 {
 		clock += fmt.Sprintf(", the wall clock steps over %s ms against the monotonic clock", num(r.WallStepMs))
@@ -609,9 +613,13 @@ func redoLine(s report.Safety) string {
 		grown = fmt.Sprintf(" (%s of the run's /fast p95 when that is more, for the requests started once enough of them had taken %s ms)",
 			pct(r.P95Share), num(r.LagSecondMs/r.P95Share))
 	}
-	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms%s, the client is throttled in over %s of its CFS periods%s, "+
+	second := ""
+	if r.HiccupEveryMs > 0 {
+		second = ", the second-worst only in a run without the client's hiccup meter"
+	}
+	return fmt.Sprintf("a run is disturbed when the prober's worst lag exceeds %s ms or its second-worst %s ms%s%s, the client is throttled in over %s of its CFS periods%s, "+
 		"or the CPU outside the lab holds above %s for %s s; at most %d attempts",
-		num(r.LagMaxMs), num(r.LagSecondMs), grown, pct(r.ClientThrottledShare), clock, pct(r.OutsideShare), num(r.OutsideWindowS), r.MaxAttempts)
+		num(r.LagMaxMs), num(r.LagSecondMs), grown, second, pct(r.ClientThrottledShare), clock, pct(r.OutsideShare), num(r.OutsideWindowS), r.MaxAttempts)
 }
 
 func safetyLine(s report.Safety) string {

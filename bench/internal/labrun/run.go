@@ -120,8 +120,11 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	// two execs run at once, and LoadStartS holds both starts.
 	ld := c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
-	if l.Safety != nil && !l.WholeRuns { // the redo rule is on: a run it will discard stops early
-		ld.StopOnLag = disturb.LagStop(l.Settings.Safety.Redo)
+	if l.Safety != nil { // the redo rule is on: its client meters its hiccups
+		ld.HiccupEvery = disturb.HiccupEvery(l.Settings.Safety.Redo)
+		if !l.WholeRuns { // and a run it will discard stops early
+			ld.StopOnLag = disturb.LagStop(l.Settings.Safety.Redo)
+		}
 	}
 	spec, err := json.Marshal(ld)
 	if err != nil {

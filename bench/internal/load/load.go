@@ -127,7 +127,17 @@ type Spec struct {
 	// be thrown away. Result.Stopped then says why; such a run is never
 	// summarized as valid.
 	StopOnLag *LagStop `json:"stop_on_lag,omitempty"`
+
+	// HiccupEvery, when above 0, runs the client's hiccup meter over the
+	// load with this sleep (hiccup.go; DefaultHiccupEvery); at least
+	// MinHiccupEvery. With it, the client's early stop holds only the
+	// worst lag: the meter witnesses the stalls the second-worst sampled.
+	HiccupEvery time.Duration `json:"hiccup_every_ns,omitempty"`
 }
+
+// MinHiccupEvery is the shortest sleep the meter takes: shorter, its
+// wakes would cost the client more than its load does.
+const MinHiccupEvery = time.Millisecond
 
 // LagStop is when a run stops early for its requester's lag: one request
 // started more than Worst late, or two more than Second late, while the
@@ -156,6 +166,9 @@ type lagWatch struct {
 	late   Latest
 	done   bool
 	arm    Arming
+	// metered: the run meters its hiccups (Spec.HiccupEvery), so only
+	// the worst lag stops it.
+	metered bool
 }
 
 // Latest folds requests' lags into the worst and the second-worst, as
@@ -190,7 +203,11 @@ func (w *lagWatch) begin(seq int, runStart, due time.Time) time.Time {
 		return began
 	}
 	w.late.Add(lag)
-	if why := w.bounds.Crossed(w.late.Worst, w.late.Second); why != nil {
+	second := w.late.Second
+	if w.metered {
+		second = 0
+	}
+	if why := w.bounds.Crossed(w.late.Worst, second); why != nil {
 		w.done = true
 		w.stop(why)
 	}
@@ -370,6 +387,8 @@ func (s Spec) Validate() error {
 	case s.StopOnLag != nil && !(s.StopOnLag.Second > 0 && s.StopOnLag.Second <= s.StopOnLag.Worst && s.StopOnLag.Share >= 0 && s.StopOnLag.Share < 1):
 		return fmt.Errorf("load: StopOnLag worst %v, second %v, share %v: want both positive, the second at most the worst, the share in [0, 1)",
 			s.StopOnLag.Worst, s.StopOnLag.Second, s.StopOnLag.Share)
+	case s.HiccupEvery != 0 && s.HiccupEvery < MinHiccupEvery:
+		return fmt.Errorf("load: HiccupEvery %v: want 0 (no meter) or at least %v", s.HiccupEvery, MinHiccupEvery)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -606,6 +625,12 @@ type Result struct {
 	// run: each can delay a request's start (labagent runs with the
 	// collector off, so it should be 0).
 	GCCycles uint32 `json:"gc_cycles"`
+	// HiccupTicks counts the hiccup meter's wakes over the load (0: no
+	// meter, Spec.HiccupEvery), Hiccups are the late ones in the order
+	// taken, and HiccupsLost those past MaxHiccups, not kept.
+	HiccupTicks int      `json:"hiccup_ticks,omitempty"`
+	Hiccups     []Hiccup `json:"hiccups,omitempty"`
+	HiccupsLost int      `json:"hiccups_lost,omitempty"`
 	// Stopped says why the run ended early (Spec.StopOnLag); empty for a
 	// run that ran its whole load. The requests still waiting for their
 	// slot were not sent (NotSent); those already on their way (the one
@@ -633,7 +658,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		var stop context.CancelCauseFunc
 		ctx, stop = context.WithCancelCause(ctx)
 		defer stop(nil)
-		watch, done = &lagWatch{bounds: *spec.StopOnLag, stop: stop, arm: NewArming(*spec.StopOnLag, spec.FastCount)}, ctx.Done()
+		watch, done = &lagWatch{bounds: *spec.StopOnLag, stop: stop, arm: NewArming(*spec.StopOnLag, spec.FastCount),
+			metered: spec.HiccupEvery > 0}, ctx.Done()
 	}
 	var mem runtime.MemStats
 	runtime.ReadMemStats(&mem)
@@ -641,6 +667,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	start := time.Now()
 	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
 		Downloads: make([]Download, spec.Downloads), Fast: make([]FastRequest, spec.FastCount)}
+	meter := startHiccups(spec.HiccupEvery, start)
 	var wg sync.WaitGroup
 	for k := range spec.Downloads {
 		wg.Add(1)
@@ -679,6 +706,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 		}()
 	}
 	wg.Wait()
+	meter.stop(&res)
 	for k := range spec.BaselineRequests {
 		if ctx.Err() != nil {
 			break

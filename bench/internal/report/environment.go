@@ -165,6 +165,11 @@ type RedoRule struct {
 	OutsideWindowS     float64 `json:"outside_window_s"`
 	// WallStepMs is 0 in a series from before the bound.
 	WallStepMs float64 `json:"wall_step_ms,omitempty"`
+	// HiccupEveryMs is the client's hiccup meter's sleep (load.Spec.
+	// HiccupEvery): its runs' stalls are charged request by request
+	// (ClientStall), and LagSecondMs judges only a run without the meter's
+	// record. 0 in a series from before the meter.
+	HiccupEveryMs float64 `json:"hiccup_every_ms,omitempty"`
 	// MaxAttempts is how often one run may be tried before the series
 	// calls its machine too busy for it.
 	MaxAttempts int `json:"max_attempts"`
@@ -192,8 +197,8 @@ func (d Disturbance) String() string {
 
 // RunNoise are the figures of a run the redo rule reads: the prober's
 // worst and second-worst lag, the client's throttled share of CFS
-// periods and how far its throttling reaches into the /fast p95 (nil
-// when the client was not sampled), the wall clock's step over the load,
+// periods and how far its throttling or its hiccups reach into the /fast
+// p95 (nil when the client was neither sampled nor metered), the wall clock's step over the load,
 // and the CPU outside the lab (nil when the stop was off).
 type RunNoise struct {
 	// LagArmed folds the lags of the requests that started while the run
@@ -210,6 +215,10 @@ type RunNoise struct {
 	WallStepMs            float64      `json:"wall_step_ms"`
 	Host                  *HostNoise   `json:"host,omitempty"`
 }
+
+// Metered says the run's client metered its hiccups (load.Spec.HiccupEvery),
+// so its stalls were charged request by request (ClientStall).
+func (n RunNoise) Metered() bool { return n.ClientStall != nil && n.ClientStall.Metered }
 
 // LagFold is a worst and a second-worst lag, ms.
 type LagFold struct {

@@ -50,11 +50,13 @@ type Observed struct {
 	Errors     []string         `json:"errors,omitempty"`
 }
 
-// ClientStall is what the client's own CPU throttling may have added to
-// the /fast p95. Each request is charged the client's throttled time
-// (cpu.stat's, summed over CPUs) between the sampler's ticks around it,
-// from its start to its end (probe.UsageSeries.ThrottledOver): a request
-// cannot have waited on the client for longer than the client was held.
+// ClientStall is what the client's own stalls may have added to the /fast
+// p95. Each request is charged the client's throttled time (cpu.stat's,
+// summed over CPUs) between the sampler's ticks around it, from its start
+// to its end (probe.UsageSeries.ThrottledOver), or the stretches its
+// hiccup meter saw it held within that span (load.HiccupOver) when that is
+// more: a request cannot have waited on the client for longer than the
+// client was held.
 // P95LessMs is the p95 of the latencies less that charge (at least 0),
 // what is left if each request's charge was all the client's, and
 // P95ReachMs the p95 less that: how far the client's stalls may reach
@@ -69,6 +71,14 @@ type ClientStall struct {
 	// MostChargedMs is the largest charge.
 	Charged       int     `json:"charged"`
 	MostChargedMs float64 `json:"most_charged_ms"`
+	// Metered says the client ran its hiccup meter (load.Spec.HiccupEvery);
+	// Hiccups counts its late wakes over the load, HiccupsLost those past
+	// its record (whose requests are charged whole), and WorstHiccupMs is
+	// the latest of its wakes, ms after it was due.
+	Metered       bool    `json:"metered,omitempty"`
+	Hiccups       int     `json:"hiccups,omitempty"`
+	HiccupsLost   int     `json:"hiccups_lost,omitempty"`
+	WorstHiccupMs float64 `json:"worst_hiccup_ms,omitempty"`
 }
 
 // ResourceSummary is one container's cgroup usage over the window.

@@ -1,0 +1,122 @@
+package load
+
+import (
+	"sync"
+	"time"
+)
+
+// The client's hiccup meter, as jHiccup measures a JVM's: a goroutine of
+// the client's own process that sleeps Spec.HiccupEvery at a time and
+// records each wake later than HiccupFloor. A late wake is a stretch in
+// which the client's goroutines could not run when due: its CPU quota was
+// spent (CFS throttling), the host took its core (a VM that reports no
+// steal time charges that to whatever ran), or its runtime held it up. A
+// /fast request in flight then may have waited on the client, not on the
+// server. The start lags see the same stalls, but only where a request is
+// due, once in 125 ms at article A's pace; the meter sees them every 2 ms,
+// so the redo rule can charge each request the stalls around it (the
+// stall's reach into the p95: engine's ClientStall) instead of guessing
+// from the second-worst start.
+
+// DefaultHiccupEvery is the meter's sleep. 2 ms: its wakes cost the
+// client about 500 a second, as much as one slow download's paced reads.
+const DefaultHiccupEvery = 2 * time.Millisecond
+
+// HiccupFloor is the least lateness the meter records: a quiet client's
+// sleeps wake 0.1 to 0.2 ms late (the timer's and the wake-up's own
+// latency), and a stall under a millisecond cannot move a p95 bound of 5.
+const HiccupFloor = time.Millisecond
+
+// MaxHiccups bounds the meter's record; past it, Result.HiccupsLost
+// counts the ones not kept and the rule charges the whole rest of the
+// run (engine's ClientStall).
+const MaxHiccups = 4096
+
+// Hiccup is one late wake of the meter: the client is known to have run at
+// From (its wake before, from the run's start) and again at To, which is
+// Late after the wake was due. Whatever stall delayed it lies within
+// From..To, so a request is charged at most its overlap with that span.
+type Hiccup struct {
+	From time.Duration `json:"from_ns"`
+	To   time.Duration `json:"to_ns"`
+	Late time.Duration `json:"late_ns"`
+}
+
+// hiccupMeter runs from start until stop; ticks counts its wakes.
+type hiccupMeter struct {
+	every time.Duration
+	start time.Time
+	quit  chan struct{}
+	done  sync.WaitGroup
+
+	ticks   int
+	hiccups []Hiccup
+	lost    int
+}
+
+// startHiccups starts a meter sleeping every at a time, its offsets taken
+// from start; nil (and a nil stop) when every is 0.
+func startHiccups(every time.Duration, start time.Time) *hiccupMeter {
+	if every <= 0 {
+		return nil
+	}
+	m := &hiccupMeter{every: every, start: start, quit: make(chan struct{})}
+	m.done.Add(1)
+	go m.run()
+	return m
+}
+
+func (m *hiccupMeter) run() {
+	defer m.done.Done()
+	t := time.NewTimer(m.every)
+	defer t.Stop()
+	woke := time.Now()
+	for {
+		due := woke.Add(m.every)
+		t.Reset(time.Until(due))
+		select {
+		case <-m.quit:
+			return
+		case <-t.C:
+		}
+		prev := woke
+		woke = time.Now()
+		m.ticks++
+		if late := woke.Sub(due); late > HiccupFloor {
+			if len(m.hiccups) == MaxHiccups {
+				m.lost++
+				continue
+			}
+			m.hiccups = append(m.hiccups, Hiccup{From: prev.Sub(m.start), To: woke.Sub(m.start), Late: late})
+		}
+	}
+}
+
+// stop ends the meter and writes its record into res. A nil meter writes
+// nothing.
+func (m *hiccupMeter) stop(res *Result) {
+	if m == nil {
+		return
+	}
+	close(m.quit)
+	m.done.Wait()
+	res.HiccupTicks, res.Hiccups, res.HiccupsLost = m.ticks, m.hiccups, m.lost
+}
+
+// HiccupOver is how long the hiccups hs may have held the client between
+// from and to (offsets from the run's start): the length of the union of
+// their spans within from..to. hs are in the order the meter took them,
+// so their spans do not overlap.
+func HiccupOver(hs []Hiccup, from, to time.Duration) time.Duration {
+	var d time.Duration
+	for _, h := range hs {
+		if h.To <= from {
+			continue
+		}
+		if h.From >= to {
+			break
+		}
+		d += min(h.To, to) - max(h.From, from)
+	}
+	return d
+}
