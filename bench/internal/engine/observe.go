@@ -316,7 +316,7 @@ func clientStall(client *probe.UsageSeries, res load.Result) *report.ClientStall
 	// all along.
 	unrecorded := time.Duration(math.MaxInt64)
 	if n := len(res.Hiccups); res.HiccupsLost > 0 && n > 0 {
-		unrecorded = res.Hiccups[n-1].To
+		unrecorded = res.Hiccups[n-1].End()
 	}
 	for _, p := range res.Fast {
 		lat.Add(p.Latency)

@@ -195,12 +195,11 @@ func TestObserveClientHiccups(t *testing.T) {
 		p := load.FastRequest{Seq: i, Scheduled: time.Duration(i) * 125 * ms, Latency: 2 * ms}
 		if i >= 16 {
 			p.Latency = time.Duration(12+6*(i-16)) * ms
-			at := p.Scheduled + ms
-			res.Hiccups = append(res.Hiccups, load.Hiccup{From: at, To: at + p.Latency - 2*ms, Late: p.Latency - 4*ms})
+			res.Hiccups = append(res.Hiccups, load.Hiccup{At: p.Scheduled + ms, Late: p.Latency - 2*ms})
 		}
 		res.Fast = append(res.Fast, p)
 	}
-	res.Hiccups = append([]load.Hiccup{{From: 60 * ms, To: 100 * ms, Late: 38 * ms}}, res.Hiccups...)
+	res.Hiccups = append([]load.Hiccup{{At: 62 * ms, Late: 38 * ms}}, res.Hiccups...)
 	var s probe.Series
 	for i := range 60 { // the sampler's ticks, with no throttling
 		s.Resources = append(s.Resources, probe.ResourceSample{UnixNano: start + int64(i)*int64(50*ms), Role: "client"})

@@ -10,11 +10,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A request is charged the union of the meter's spans within it: nothing
-// between spans, a span's part at either end, and every span inside.
+// A request is charged the meter's stretches within it: nothing between
+// them, a stretch's part at either end, and every stretch inside.
 func TestHiccupOver(t *testing.T) {
 	ms := time.Millisecond
-	hs := []Hiccup{{From: 10 * ms, To: 14 * ms, Late: 2 * ms}, {From: 20 * ms, To: 32 * ms, Late: 10 * ms}, {From: 40 * ms, To: 43 * ms, Late: ms + 1}}
+	hs := []Hiccup{{At: 10 * ms, Late: 4 * ms}, {At: 20 * ms, Late: 12 * ms}, {At: 40 * ms, Late: 3 * ms}}
 	for _, tc := range []struct{ from, to, want time.Duration }{
 		{0, 10 * ms, 0},
 		{14 * ms, 20 * ms, 0},
@@ -31,8 +31,8 @@ func TestHiccupOver(t *testing.T) {
 
 // The meter catches a stall of the client's own goroutines: with one P, a
 // goroutine that spins for 40 ms holds the meter's goroutine until the
-// runtime preempts it (after 10 ms), and the meter's span covers the
-// start of the spin, late by several milliseconds. Quiet, it wakes every
+// runtime preempts it (after 10 ms), and the meter records the stretch
+// from its due wake, late by several milliseconds. Quiet, it wakes every
 // 2 ms and records next to nothing.
 func TestHiccupMeterSeesAStall(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
@@ -47,19 +47,18 @@ func TestHiccupMeterSeesAStall(t *testing.T) {
 	m.stop(&res)
 	assert.Greater(t, res.HiccupTicks, 40, "about 75 wakes in 150 ms")
 	require.NotEmpty(t, res.Hiccups)
-	// The spin's hiccup: the one whose span holds the spin's start (a
+	// The spin's hiccup: the latest wake of those due while it spun (a
 	// busy machine may add others).
 	var spun *Hiccup
 	for i, h := range res.Hiccups {
 		assert.Greater(t, h.Late, HiccupFloor)
-		assert.Less(t, h.From, h.To)
-		if h.From <= spinFrom+DefaultHiccupEvery && h.To > spinFrom {
+		if h.At >= spinFrom-DefaultHiccupEvery && h.At < spinFrom+40*time.Millisecond && (spun == nil || h.Late > spun.Late) {
 			spun = &res.Hiccups[i]
 		}
 	}
-	require.NotNil(t, spun, "no span holds the spin at %v: %+v", spinFrom, res.Hiccups)
+	require.NotNil(t, spun, "none due while the spin ran from %v: %+v", spinFrom, res.Hiccups)
 	assert.Greater(t, spun.Late, 3*time.Millisecond, "held by the spin: %+v", *spun)
-	assert.GreaterOrEqual(t, spun.To, spinFrom+5*time.Millisecond)
+	assert.GreaterOrEqual(t, spun.End(), spinFrom+5*time.Millisecond)
 
 	var none Result
 	(*hiccupMeter)(nil).stop(&none)
