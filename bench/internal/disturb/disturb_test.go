@@ -33,6 +33,9 @@ func quietRun() report.Run {
 
 func TestDefaultRuleValid(t *testing.T) {
 	require.NoError(t, Validate(DefaultRule()))
+	unmetered := DefaultRule()
+	unmetered.HiccupEveryMs = 0
+	require.NoError(t, Validate(unmetered), "a series from before the meter")
 	for name, mod := range map[string]func(*report.RedoRule){
 		"lag 0":          func(r *report.RedoRule) { r.LagMaxMs = 0 },
 		"second > worst": func(r *report.RedoRule) { r.LagSecondMs = r.LagMaxMs + 1 },
@@ -44,6 +47,10 @@ func TestDefaultRuleValid(t *testing.T) {
 		"no stall bound": func(r *report.RedoRule) { r.ClientStallReachMs = 0 },
 		"stall share 1":  func(r *report.RedoRule) { r.P95Share = 1 },
 		"outside NaN-ly": func(r *report.RedoRule) { r.OutsideShare = 1.2 },
+		"meter too fine": func(r *report.RedoRule) { r.HiccupEveryMs = 0.5 },
+		// A meter that sleeps 50 ms would not see the stalls the
+		// second-worst lag it replaces catches.
+		"meter too coarse": func(r *report.RedoRule) { r.HiccupEveryMs = 50 },
 	} {
 		r := DefaultRule()
 		mod(&r)

@@ -53,7 +53,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
 			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
 	}
-	if c := series[podspec.RoleClient]; len(res.Fast) > 0 && ((c != nil && c.Samples > 1) || res.HiccupTicks > 0) {
+	if c := series[podspec.RoleClient]; len(res.Fast) > 0 && ((c != nil && c.Samples > 1) || res.Spec.HiccupEvery > 0) {
 		if c != nil && c.Samples < 2 {
 			c = nil
 		}
@@ -308,15 +308,18 @@ func writeEndSample(samples []probe.SocketSample, end int64) int {
 // (every request's latency, as SummarizeRun takes it).
 func clientStall(client *probe.UsageSeries, res load.Result) *report.ClientStall {
 	var lat, less stats.Latencies
-	cs := &report.ClientStall{Metered: res.HiccupTicks > 0, Hiccups: len(res.Hiccups), HiccupsLost: res.HiccupsLost}
+	cs := &report.ClientStall{Metered: res.Spec.HiccupEvery > 0, Hiccups: len(res.Hiccups), HiccupsLost: res.HiccupsLost}
 	for _, h := range res.Hiccups {
 		cs.WorstHiccupMs = max(cs.WorstHiccupMs, stats.Ms(h.Late))
 	}
 	// Past the meter's record, any request may have waited on the client
 	// all along.
 	unrecorded := time.Duration(math.MaxInt64)
-	if n := len(res.Hiccups); res.HiccupsLost > 0 && n > 0 {
-		unrecorded = res.Hiccups[n-1].End()
+	if res.HiccupsLost > 0 {
+		unrecorded = 0
+		if n := len(res.Hiccups); n > 0 {
+			unrecorded = res.Hiccups[n-1].End()
+		}
 	}
 	for _, p := range res.Fast {
 		lat.Add(p.Latency)

@@ -190,7 +190,7 @@ func TestObserveClientStall(t *testing.T) {
 func TestObserveClientHiccups(t *testing.T) {
 	const start = int64(1_000_000_000_000)
 	ms := time.Millisecond
-	res := load.Result{StartUnixNano: start, Elapsed: 3 * time.Second, HiccupTicks: 1400}
+	res := load.Result{Spec: load.Spec{HiccupEvery: load.DefaultHiccupEvery}, StartUnixNano: start, Elapsed: 3 * time.Second, HiccupTicks: 1400}
 	for i := range 20 {
 		p := load.FastRequest{Seq: i, Scheduled: time.Duration(i) * 125 * ms, Latency: 2 * ms}
 		if i >= 16 {
@@ -223,4 +223,14 @@ func TestObserveClientHiccups(t *testing.T) {
 	cs = Observe(s, res, nil).ClientStall
 	assert.Equal(t, 19, cs.Charged, "every request after the record, whole")
 	assert.Equal(t, cs.P95Ms, cs.P95ReachMs)
+	res.Hiccups = nil // none kept: every request, whole
+	assert.Equal(t, 20, Observe(s, res, nil).ClientStall.Charged)
+
+	// A metered run whose meter never woke (a run stopped at once) is
+	// metered still, as its client's stop took it.
+	res.HiccupTicks, res.HiccupsLost = 0, 0
+	cs = Observe(s, res, nil).ClientStall
+	require.NotNil(t, cs)
+	assert.True(t, cs.Metered)
+	assert.Zero(t, cs.Charged)
 }

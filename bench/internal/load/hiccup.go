@@ -19,8 +19,8 @@ import (
 // from the second-worst start.
 
 // DefaultHiccupEvery is the meter's sleep. 2 ms: a stall of 3 ms or more
-// is always seen (its wake at least 1 ms late), and its 500 wakes a
-// second cost the idle client 2 to 2.6 points of a core (direct-0dl's
+// is always seen (its wake at least 1 ms late), and its wakes (about 450
+// a second: each sleep counts from the wake before) cost the idle client 2 to 2.6 points of a core (direct-0dl's
 // client: 1.3 % of a core without, 3.2 to 3.9 % with; its quota is 20 %),
 // about what two slow downloads' paced reads cost it.
 const DefaultHiccupEvery = 2 * time.Millisecond
@@ -113,8 +113,9 @@ func (m *hiccupMeter) stop(res *Result) {
 
 // HiccupOver is how long the hiccups hs held the client between from and
 // to (offsets from the run's start): the length of their stretches within
-// from..to. hs are in the order the meter took them, so their stretches
-// do not overlap.
+// from..to. hs are in the order the meter took them, sorted by At (each
+// due a sleep after the wake before; only a tail is ever dropped), so
+// their stretches do not overlap and the first past to ends the sum.
 func HiccupOver(hs []Hiccup, from, to time.Duration) time.Duration {
 	var d time.Duration
 	for _, h := range hs {

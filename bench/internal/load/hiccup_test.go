@@ -45,13 +45,12 @@ func TestHiccupMeterSeesAStall(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	var res Result
 	m.stop(&res)
-	assert.Greater(t, res.HiccupTicks, 40, "about 75 wakes in 150 ms")
+	assert.Greater(t, res.HiccupTicks, 40, "about 85 wakes in 190 ms")
 	require.NotEmpty(t, res.Hiccups)
 	// The spin's hiccup: the latest wake of those due while it spun (a
 	// busy machine may add others).
 	var spun *Hiccup
 	for i, h := range res.Hiccups {
-		assert.Greater(t, h.Late, HiccupFloor)
 		if h.At >= spinFrom-DefaultHiccupEvery && h.At < spinFrom+40*time.Millisecond && (spun == nil || h.Late > spun.Late) {
 			spun = &res.Hiccups[i]
 		}

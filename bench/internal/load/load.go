@@ -140,8 +140,8 @@ type Spec struct {
 const MinHiccupEvery = time.Millisecond
 
 // LagStop is when a run stops early for its requester's lag: one request
-// started more than Worst late, or two more than Second late, while the
-// run is armed. These are the redo rule's own bounds (disturb.Judge's lag
+// started more than Worst late, or two more than Second late (not in a
+// run that meters its hiccups: Spec.HiccupEvery), while the run is armed. These are the redo rule's own bounds (disturb.Judge's lag
 // and lag-second checks), which only grow as requests start: once crossed,
 // no later request can uncross them.
 //

@@ -198,7 +198,8 @@ func (d Disturbance) String() string {
 // RunNoise are the figures of a run the redo rule reads: the prober's
 // worst and second-worst lag, the client's throttled share of CFS
 // periods and how far its throttling or its hiccups reach into the /fast
-// p95 (nil when the client was neither sampled nor metered), the wall clock's step over the load,
+// p95 (nil without /fast requests, or without the sampler's series and
+// the meter, or without the sampler's record at all), the wall clock's step over the load,
 // and the CPU outside the lab (nil when the stop was off).
 type RunNoise struct {
 	// LagArmed folds the lags of the requests that started while the run
