@@ -18,9 +18,9 @@
 //     then wait for the client, not the server), against the p95 itself:
 //     each request is charged its client's throttling around it, or the
 //     stretches the client's hiccup meter (load's, every 2 ms) saw it
-//     held within the request, when that is more. The meter sees the stalls the second-worst
-//     lag only sampled where a request was due, once in 125 ms, and the
-//     host's too (a VM that reports no steal time charges them to
+//     held within the request, when that is more. The meter sees the
+//     stalls the second-worst lag only sampled where a request was due,
+//     once in 125 ms, and the host's too (a VM that reports no steal time charges them to
 //     whatever ran), so a metered run is judged on what its stalls did to
 //     the p95, not on its second-worst lag;
 //   - the CPU outside the lab, held above a share for a window (another

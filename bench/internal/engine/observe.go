@@ -53,11 +53,12 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
 			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
 	}
-	if c := series[podspec.RoleClient]; len(res.Fast) > 0 && ((c != nil && c.Samples > 1) || res.Spec.HiccupEvery > 0) {
-		if c != nil && c.Samples < 2 {
-			c = nil
-		}
-		o.ClientStall = clientStall(c, res)
+	client := series[podspec.RoleClient]
+	if client != nil && client.Samples < 2 { // no throttled time between samples
+		client = nil
+	}
+	if len(res.Fast) > 0 && (client != nil || res.Spec.HiccupEvery > 0) {
+		o.ClientStall = clientStall(client, res)
 	}
 	for _, f := range s.FDs {
 		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {

@@ -135,15 +135,17 @@ type Spec struct {
 	HiccupEvery time.Duration `json:"hiccup_every_ns,omitempty"`
 }
 
-// MinHiccupEvery is the shortest sleep the meter takes: shorter, its
-// wakes would cost the client more than its load does.
+// MinHiccupEvery is the shortest sleep the meter takes: at 2 ms its wakes
+// already cost an idle client about as much as its load (hiccup.go), and
+// each halving of the sleep doubles that.
 const MinHiccupEvery = time.Millisecond
 
 // LagStop is when a run stops early for its requester's lag: one request
 // started more than Worst late, or two more than Second late (not in a
-// run that meters its hiccups: Spec.HiccupEvery), while the run is armed. These are the redo rule's own bounds (disturb.Judge's lag
-// and lag-second checks), which only grow as requests start: once crossed,
-// no later request can uncross them.
+// run that meters its hiccups: Spec.HiccupEvery), while the run is armed.
+// These are the redo rule's own bounds (disturb.Judge's lag and
+// lag-second checks), which only grow as requests start: once crossed, no
+// later request can uncross them.
 //
 // With Share, the rule lets a run's lags grow with its /fast p95 (a lag
 // of 10 ms is nothing to a p95 of seconds): the run is armed only until
