@@ -11,17 +11,20 @@ import (
 	"wsgilab/bench/internal/stack"
 )
 
-// A pod started ahead. Once run k of a condition has stopped its sampler,
-// nothing it does is timed: it collects its records and removes its pod.
-// The pod of run k+1 starts meanwhile (its containers' creation and its
-// server's boot, 1.4 to 1.9 s of a run's 2.3 to 2.7 s outside its window
-// on an Intel Xeon), so a series' wall time shrinks by the overlap.
+// A pod started ahead. Once run k of a condition's load has ended, nothing
+// it does is timed: it stops its sampler, collects its records and removes
+// its pod. The pod of run k+1 starts meanwhile (its containers' creation
+// and its server's boot, 1.4 to 1.9 s of a run's 2.3 to 2.7 s outside its
+// window on an Intel Xeon), so a series' wall time shrinks by the overlap.
+// It starts as the load ends, before the sampler's stop: its holder's
+// creation, which the rest of the pod waits for, then runs before run k's
+// teardown rather than beside it (0.45 s alone, 0.8 to 1.1 s beside
+// it), and a run's time outside its window went from 2.7 to 2.2 s here.
 //
 // It never overlaps a measurement window: it starts after run k's window
-// and sampler have ended, and run k+1 adopts it only after run k's pod is
-// gone (RunA returns after its teardown), so run k+1's window starts on a
-// pod that booted while nothing was measured, as a pod opened in place
-// does.
+// has ended, and run k+1 adopts it only after run k's pod is gone (RunA
+// returns after its teardown), so run k+1's window starts on a pod that
+// booted while nothing was measured, as a pod opened in place does.
 
 // Then declares the run that follows the next RunA: run k of c. Its pod
 // starts once that RunA's window is over. A series that runs in a known

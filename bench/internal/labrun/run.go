@@ -139,8 +139,8 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 		rec.Phases.LoadStartS = loadStart.Sub(mark).Seconds()
 		mark = loadStart.Add(rec.Load.Elapsed)
 	}
-	series, err := sampling.Stop()
 	l.startAhead()
+	series, err := sampling.Stop()
 	if loadErr == nil {
 		rec.Host = l.hostSamples(rec)
 	}
