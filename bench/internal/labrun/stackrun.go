@@ -26,7 +26,28 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 	bound := sc.File.Requires.P95Ms()
 	st := report.Stack{Name: sc.File.Name, Server: sc.Info.Describe(), Path: sc.Path.ID, Capacity: sc.Row.Concurrency,
 		Basis: sc.Row.Basis, CapacityDeclared: sc.Info.Capacity > 0, FastP95Ms: bound, ExpectFails: sc.ExpectFails}
-	base, err := l.runStep(t, sc.Baseline(), 0, bound)
+	// The steps in the order they run while each holds, so that each run
+	// declares the next (Then) and its pod opens ahead, as the series'
+	// tables do: a step that broke or is undecided runs something else
+	// next, whose pod then opens in place. A pod ahead for a step that
+	// does not come goes before the check returns.
+	defer l.DiscardAhead()
+	var order []engine.Condition
+	for _, b := range sc.Behaviours {
+		for _, n := range b.Steps() {
+			order = append(order, sc.Step(b, n))
+		}
+	}
+	next := func(c engine.Condition) *engine.Condition {
+		if c.ID == sc.Baseline().ID && len(order) > 0 {
+			return &order[0]
+		}
+		if i := slices.IndexFunc(order, func(o engine.Condition) bool { return o.ID == c.ID }); i >= 0 && i+1 < len(order) {
+			return &order[i+1]
+		}
+		return nil
+	}
+	base, err := l.runStep(t, sc.Baseline(), 0, bound, next(sc.Baseline()))
 	if err != nil {
 		return st, err
 	}
@@ -35,7 +56,8 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		sb := report.StackBehaviour{Column: b.Column.ID, Noun: b.Noun, Required: b.Required, Steps: []report.StackStep{}}
 		if base.State == engine.StateHeld {
 			for _, n := range b.Steps() {
-				step, err := l.runStep(t, sc.Step(b, n), n, bound)
+				c := sc.Step(b, n)
+				step, err := l.runStep(t, c, n, bound, next(c))
 				if err != nil {
 					return st, err
 				}
@@ -63,11 +85,16 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 }
 
 // runStep runs c once, or twice or three times (RunStack), and reports it.
-func (l *Lab) runStep(t stack.TB, c engine.Condition, n int, bound float64) (report.StackStep, error) {
+// Each run declares then, the step after c, as the next (Lab.Then), or
+// nothing when c is the last.
+func (l *Lab) runStep(t stack.TB, c engine.Condition, n int, bound float64, then *engine.Condition) (report.StackStep, error) {
 	t.Helper()
 	var s report.Condition
 	var unsound []string
 	for k := 1; k <= engine.MaxStepRuns; k++ {
+		if then != nil {
+			l.Then(*then, 1)
+		}
 		r, err := l.RunA(t, c, k)
 		if err != nil {
 			return report.StackStep{}, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
