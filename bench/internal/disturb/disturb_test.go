@@ -76,7 +76,7 @@ func TestEachBoundDisturbs(t *testing.T) {
 		mod   func(*report.Run)
 		check string
 	}{
-		"late prober":          {func(r *report.Run) { r.LagMaxMs = 31 }, CheckLag},
+		"late prober":          {func(r *report.Run) { r.LagMaxMs = 51 }, CheckLag},
 		"two requests held up": {func(r *report.Run) { r.LagSecondMs = 6.2 }, CheckLagSecond},
 		"throttled client": {func(r *report.Run) {
 			r.Observed.Resources["client"] = report.ResourceSummary{ThrottledShare: 0.3, Samples: 180}
@@ -127,7 +127,7 @@ func TestUntakenFiguresCrossNothing(t *testing.T) {
 func TestLagStopAgreesWithJudge(t *testing.T) {
 	r := DefaultRule()
 	stop := LagStop(r)
-	assert.Equal(t, 25*time.Millisecond, stop.Worst)
+	assert.Equal(t, 50*time.Millisecond, stop.Worst)
 	assert.Equal(t, 5*time.Millisecond, stop.Second)
 	assert.Equal(t, r.P95Share, stop.Share)
 	var near []time.Duration
@@ -177,6 +177,23 @@ func TestMeteredRunSkipsTheSecondLag(t *testing.T) {
 	ds = Judge(rule, Noise(r))
 	require.Len(t, ds, 1)
 	assert.Equal(t, CheckLag, ds[0].Check, "the worst lag still counts")
+}
+
+// A late start alone is kept under the worst lag's bound: in a make test
+// on a fresh AMD EPYC (2026-12-05), three runs were discarded for worst
+// lags of 26.4 to 27.3 ms against the bound before (25 ms) with p95s
+// within their conditions' kept runs, the meter's stalls reaching nothing.
+// A lag past half the /fast interval still discards the run.
+func TestLateStartAloneIsKept(t *testing.T) {
+	rule := DefaultRule()
+	r := quietRun()
+	r.LagMaxMs = 27.3 // direct-0dl run 2, attempt 1: p95 2.11 ms
+	r.Observed.ClientStall = &report.ClientStall{P95Ms: 2.11, P95LessMs: 2.1, P95ReachMs: 0.01, Charged: 2, MostChargedMs: 1.2, Metered: true, Hiccups: 23}
+	assert.Empty(t, Judge(rule, Noise(r)))
+	r.LagMaxMs = 67.1 // nginx-off-1dl run 2, attempt 3
+	ds := Judge(rule, Noise(r))
+	require.Len(t, ds, 1)
+	assert.Equal(t, CheckLag, ds[0].Check)
 }
 
 // The stall's bound scales with the p95 it reaches into: a stall of 300

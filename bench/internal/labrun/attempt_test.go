@@ -258,7 +258,7 @@ func TestJudgeAStoppedRun(t *testing.T) {
 		rec.Load.Stopped = "a /fast request started late"
 		return rec
 	}
-	d, err := l.judgeA(c, c.ID, stopped(31*time.Millisecond), 1)
+	d, err := l.judgeA(c, c.ID, stopped(51*time.Millisecond), 1)
 	require.NoError(t, err)
 	require.NotNil(t, d)
 	assert.Equal(t, disturb.CheckLag, d.abort.Disturbances[0].Check)
