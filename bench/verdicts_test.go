@@ -87,7 +87,7 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 	defer lab.DiscardAhead()
 	for i := 0; i < len(order); {
 		c, n := order[i].c, runs(order[i].c)
-		may := settle && engine.MaySettle(c.ID, planned)
+		may := settle && engine.MaySettle(c.ID, planned, lab.Settings.Runs)
 		t.Run(c.ID, func(t *testing.T) {
 			for k := 1; k <= n; k++ {
 				t.Run(fmt.Sprintf("run%d", k), func(t *testing.T) {
@@ -104,7 +104,7 @@ func runConditions(t *testing.T, conds []engine.Condition, runs func(engine.Cond
 					assert.True(t, judge(r), "%s run %d: %s", c.ID, k, r.Invalid)
 				})
 				if may && k < n {
-					if ok, read := lab.Reports.Settled(c.ID, planned); ok {
+					if ok, read := lab.Reports.Settled(c.ID, planned, lab.Settings.Runs); ok {
 						t.Logf("%s: settled after %d of %d runs: more could not change %s", c.ID, k, n, strings.Join(read, ", "))
 						break
 					}

@@ -11,13 +11,16 @@ import (
 // every verdict of the series' tables that reads it holds however the
 // runs still missing fall, its own and those of every condition the
 // verdict reads (verdict.HoldsWhatever). planned is each condition's runs
-// in the series (Plan.Planned). It says which verdicts it read; a
-// condition no verdict reads never settles.
-func (r *Reports) Settled(id string, planned map[string]int) (bool, []string) {
+// in the series (Plan.Planned), runs LAB_RUNS: a figure of every run (no
+// temp file in any) reads that many of a condition that takes more for
+// its medians' sake (Condition.MinRuns), as it reads every run of the
+// others. It says which verdicts it read; a condition no verdict reads
+// never settles.
+func (r *Reports) Settled(id string, planned map[string]int, runs int) (bool, []string) {
 	vs := verdictsReading(id, planned)
 	var read []string
 	for _, v := range vs {
-		if !verdict.HoldsWhatever(v, r.runsSoFar(v.Check.Needs(), planned)) {
+		if !verdict.HoldsWhatever(v, r.runsSoFar(v.Check.Needs(), planned, runs)) {
 			return false, nil
 		}
 		read = append(read, v.ID)
@@ -27,10 +30,15 @@ func (r *Reports) Settled(id string, planned map[string]int) (bool, []string) {
 
 // MaySettle is whether Settled can ever say yes for condition id before
 // its planned runs are in: every verdict that reads it may
-// (verdict.MaySettle). The series uses it to open the right pod ahead.
-func MaySettle(id string, planned map[string]int) bool {
+// (verdict.MaySettle), or reads a figure of every run of conditions that
+// each take runs past LAB_RUNS, runs (verdict.MaySettleEvery). The series
+// uses it to open the right pod ahead.
+func MaySettle(id string, planned map[string]int, runs int) bool {
 	vs := verdictsReading(id, planned)
-	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v verdict.Verdict) bool { return !verdict.MaySettle(v) })
+	extra := func(n string) bool { return planned[n] > runs }
+	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v verdict.Verdict) bool {
+		return !verdict.MaySettle(v) && !(verdict.MaySettleEvery(v) && !slices.ContainsFunc(v.Check.Needs(), func(n string) bool { return !extra(n) }))
+	})
 }
 
 // verdictsReading are the verdicts of the series' tables that read
@@ -50,9 +58,10 @@ func verdictsReading(id string, planned map[string]int) []verdict.Verdict {
 }
 
 // runsSoFar are the conditions' runs so far, each summarized alone (only
-// the valid and sound ones, as a summary counts them), and how many more
-// each may take of its planned runs.
-func (r *Reports) runsSoFar(ids []string, planned map[string]int) map[string]verdict.Runs {
+// the valid and sound ones, as a summary counts them), how many more each
+// may take of its planned runs, and how many of its planned runs are past
+// runs (LAB_RUNS).
+func (r *Reports) runsSoFar(ids []string, planned map[string]int, runs int) map[string]verdict.Runs {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := map[string]verdict.Runs{}
@@ -73,6 +82,7 @@ func (r *Reports) runsSoFar(ids []string, planned map[string]int) map[string]ver
 			}
 		}
 		rs.Left = max(0, planned[id]-taken)
+		rs.Extra = max(0, planned[id]-runs)
 		out[id] = rs
 	}
 	return out

@@ -8,10 +8,14 @@ import (
 )
 
 // Runs are a condition's runs so far, each summarized alone (a summary of
-// that one run), and how many more it may still take.
+// that one run), and how many more it may still take. Extra are the runs
+// it takes past those a figure of every run reads (a largest or a least),
+// for its medians' sake alone: of Left, those a largest or a least no
+// longer waits for.
 type Runs struct {
-	Each []report.Condition
-	Left int
+	Each  []report.Condition
+	Left  int
+	Extra int
 }
 
 // maxCorners bounds the corners HoldsWhatever judges a check at: a check
@@ -23,7 +27,9 @@ const maxCorners = 1 << 10
 // how many it may still take. A figure folded by the median of its runs
 // can only end between the median with every missing run below the
 // known ones and the median with every one above (with 2 of 3 runs in,
-// between the two); a largest only grows and a least only falls. When v
+// between the two); a largest only grows and a least only falls, until
+// the runs it reads are in (the condition's Extra runs are its medians'
+// alone, and past them a largest or a least is what it is). When v
 // holds at every corner of the box those bounds make, it holds inside
 // too, for a check whose holding set is convex (condCheck.convex): more
 // runs cannot change it. False when the check is not such a check, when a
@@ -48,7 +54,11 @@ func HoldsWhatever(v Verdict, runs map[string]Runs) bool {
 			}
 			vals = append(vals, x)
 		}
-		lo[i], hi[i] = span(vals, r.Left, c.m.over)
+		left := r.Left
+		if c.m.over != foldMedian {
+			left = max(0, r.Left-r.Extra)
+		}
+		lo[i], hi[i] = span(vals, left, c.m.over)
 		if math.IsInf(lo[i], 0) && math.IsInf(hi[i], 0) {
 			return false
 		}
@@ -74,6 +84,14 @@ func HoldsWhatever(v Verdict, runs map[string]Runs) bool {
 func MaySettle(v Verdict) bool {
 	c, ok := v.Check.(condCheck)
 	return ok && c.convex && c.m.over == foldMedian && 1<<min(len(c.ids), 30) <= maxCorners
+}
+
+// MaySettleEvery is whether HoldsWhatever can hold for v before every run
+// is in once the runs a figure of every run reads are (Runs.Extra): a
+// convex check on a largest or a least.
+func MaySettleEvery(v Verdict) bool {
+	c, ok := v.Check.(condCheck)
+	return ok && c.convex && (c.m.over == foldLargest || c.m.over == foldLeast) && 1<<min(len(c.ids), 30) <= maxCorners
 }
 
 // span is where a figure folded by over can end from the runs' values

@@ -72,6 +72,11 @@ func TestHoldsWhatever(t *testing.T) {
 			map[string]Runs{"a": {Left: 1, Each: []report.Condition{{RunsValid: 1, TempfilePeakMiBMax: new(float64)}, {RunsValid: 1, TempfilePeakMiBMax: new(float64)}}}}, false},
 		{"every run's figure, all in", Verdict{ID: "zero", Check: Zero("a", TempPeakMax)},
 			map[string]Runs{"a": {Left: 0, Each: []report.Condition{{RunsValid: 1, TempfilePeakMiBMax: new(float64)}, {RunsValid: 1, TempfilePeakMiBMax: new(float64)}}}}, true},
+		{"every run's figure, the runs it reads in, the rest the median's", Verdict{ID: "zero", Check: Zero("a", TempPeakMax)},
+			map[string]Runs{"a": {Left: 2, Extra: 2, Each: []report.Condition{{RunsValid: 1, TempfilePeakMiBMax: new(float64)}, {RunsValid: 1, TempfilePeakMiBMax: new(float64)}, {RunsValid: 1, TempfilePeakMiBMax: new(float64)}}}}, true},
+		{"every run's figure, one of the runs it reads missing", Verdict{ID: "zero", Check: Zero("a", TempPeakMax)},
+			map[string]Runs{"a": {Left: 3, Extra: 2, Each: []report.Condition{{RunsValid: 1, TempfilePeakMiBMax: new(float64)}, {RunsValid: 1, TempfilePeakMiBMax: new(float64)}}}}, false},
+		{"the median's extra runs still open a median", near, map[string]Runs{"a": {Left: 2, Extra: 2, Each: p95Runs(2, 900, 2150, 1000).Each}}, false},
 		{"a figure missing from a run", Verdict{ID: "cpu", Check: Below("a", AppCPU, 5)},
 			map[string]Runs{"a": {Left: 1, Each: []report.Condition{{RunsValid: 1}, {RunsValid: 1}}}}, false},
 		{"a check that is not convex", Verdict{ID: "first", Check: StallsFirst([]string{"a"}, []string{"b"}, []float64{16}, 1000)},
@@ -83,6 +88,8 @@ func TestHoldsWhatever(t *testing.T) {
 	}
 	assert.True(t, MaySettle(idle))
 	assert.False(t, MaySettle(Verdict{ID: "zero", Check: Zero("a", TempPeakMax)}), "a largest stays open")
+	assert.True(t, MaySettleEvery(Verdict{ID: "zero", Check: Zero("a", TempPeakMax)}), "until the runs it reads are in")
+	assert.False(t, MaySettleEvery(idle), "a median is MaySettle's")
 	assert.False(t, MaySettle(Verdict{ID: "grows", Check: Grows("a", "b")}))
 }
 
