@@ -22,7 +22,7 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 # within its group, and the group itself competes at nice 0. So the
 # group's own nice is set too (/proc/self/autogroup), or two CPU-bound
 # processes beside a niced pair of the same got half the cores, not all.
-NICED = setsid sh -c 'echo 19 >/proc/self/autogroup 2>/dev/null; exec nice -n 19 "$$@"' niced
+NICED = setsid sh -c 'echo 19 2>/dev/null >/proc/self/autogroup; exec nice -n 19 "$$@"' niced
 
 .PHONY: test repro check deps deps-run settings image report docs merge kube bench gate unit soak clean
 
