@@ -35,10 +35,15 @@ func (r *Reports) Settled(id string, planned map[string]int, runs int) (bool, []
 // uses it to open the right pod ahead.
 func MaySettle(id string, planned map[string]int, runs int) bool {
 	vs := verdictsReading(id, planned)
-	extra := func(n string) bool { return planned[n] > runs }
-	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v verdict.Verdict) bool {
-		return !verdict.MaySettle(v) && !(verdict.MaySettleEvery(v) && !slices.ContainsFunc(v.Check.Needs(), func(n string) bool { return !extra(n) }))
-	})
+	may := func(v verdict.Verdict) bool {
+		if verdict.MaySettle(v) {
+			return true
+		}
+		// A figure of every run reads runs of each; past them, none.
+		withExtra := func(n string) bool { return planned[n] > runs }
+		return verdict.MaySettleEvery(v) && !slices.ContainsFunc(v.Check.Needs(), func(n string) bool { return !withExtra(n) })
+	}
+	return len(vs) > 0 && !slices.ContainsFunc(vs, func(v verdict.Verdict) bool { return !may(v) })
 }
 
 // verdictsReading are the verdicts of the series' tables that read
