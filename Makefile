@@ -23,6 +23,10 @@ BENCH_OUT ?= $(LAB_REPORT_DIR)/bench.txt
 # group's own nice is set too (/proc/self/autogroup), or two CPU-bound
 # processes beside a niced pair of the same got half the cores, not all.
 NICED = setsid sh -c 'echo 19 2>/dev/null >/proc/self/autogroup; exec nice -n 19 "$$@"' niced
+# TESTBIN runs the test binaries make test's compile built (go test -c),
+# as go test -json -count=1 -p 1 runs their packages
+# (fixtures/host/testbin.sh): go test would link each binary again.
+TESTBIN = env GO='$(GO)' bash fixtures/host/testbin.sh
 
 .PHONY: test repro check deps deps-run settings image report docs merge kube bench gate unit soak clean
 
@@ -33,15 +37,19 @@ NICED = setsid sh -c 'echo 19 2>/dev/null >/proc/self/autogroup; exec nice -n 19
 ## go test -json and report.html in $(LAB_REPORT_DIR)
 ## Before the series, nothing is measured, and everything that can runs at
 ## once (the times are a clean machine's here, issue 31):
-##  - the compile of every test binary starts first, at nice 19 (go test
-##    -exec true, two at a time), and takes whatever CPU the rest leaves:
-##    apt, dpkg and the base image's build come before it (that build took
-##    148 s beside a niced compile, 241 s beside one at nice 0, and 244 to
-##    252 s while the compile's session, an autogroup of its own, was niced
-##    only within itself: NICED sets the group's nice too);
-##  - meanwhile what the image needs (fixtures/host/setup.sh run: mmdebstrap,
+##  - first, what the image needs (fixtures/host/setup.sh run: mmdebstrap,
 ##    curl and the Docker daemon) and the build of the two tools that come
-##    before anything is written: labsettings checks every LAB_* setting,
+##    before anything is written, at nice 0; then the compile of every test
+##    binary (go test -c, two at a time, and test2json), at nice 19, which
+##    takes whatever CPU the rest leaves: apt, dpkg and the base image's
+##    build come before it (that build took 148 s beside a niced compile,
+##    241 s beside one at nice 0, and 244 to 252 s while the compile's
+##    session, an autogroup of its own, was niced only within itself: NICED
+##    sets the group's nice too). It waits for the tools' build, whose
+##    packages (the standard library, Docker's client) it would otherwise
+##    compile a second time beside it: 262 core-seconds for both at once
+##    against 238 one after the other, the tools ready in 54 s against 42;
+##  - the tools: labsettings checks every LAB_* setting,
 ##    then labimage builds the images in the background (a clean machine's
 ##    base image, the lab image and the example stacks' app images, those
 ##    at once) and records them; the rest of deps (Chromium, yamllint) is
@@ -50,12 +58,15 @@ NICED = setsid sh -c 'echo 19 2>/dev/null >/proc/self/autogroup; exec nice -n 19
 ##  - once compiled, the unit packages run, one at a time and not niced
 ##    (their clocks are asserted), and beside them the report's browser
 ##    test (htmlreport: two headless Chromium runs, about 27 s) at nice 19.
+## Units, browser test and series run the compiled binaries (TESTBIN), not
+## go test, which would link each again.
 ## The compile and the browser test run in process groups of their own
 ## (setsid), which an interrupt or a TERM ends whole.
 ## The series (./bench, -p 1, which keeps its measurements apart) starts once
 ## all is done, finds the images and reports their build from the step's
 ## record (LAB_IMAGE_RECORD). A failed image step is shown, and the series
-## builds the images itself. A compile error is left to gotestsum to report.
+## builds the images itself. A package that did not compile runs through
+## go test, which reports the error.
 ## test.json is the units' stream, then the series'; junit.xml is made from
 ## it.
 test:
@@ -63,8 +74,8 @@ test:
 	quit() { for g in $$compile $$browser; do kill -TERM -- -$$g 2>/dev/null; done; kill $$tools $$image 2>/dev/null; \
 	  wait; rm -rf $$bin; exit $$1; }; \
 	trap 'quit 130' INT; trap 'quit 143' TERM; \
-	$(NICED) $(GO) test -count=1 -run '^$$' -exec true ./... >/dev/null 2>&1 & compile=$$!; \
-	$(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1 & tools=$$!; \
+	{ $(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1; s=$$?; touch $$bin/tools.done; exit $$s; } & tools=$$!; \
+	$(NICED) sh -c 'until [ -e "$$0/tools.done" ]; do sleep 0.2; done; $(GO) test -c -o "$$0/t/" ./... && exec $(GO) build -o "$$0/t/" cmd/test2json' $$bin >/dev/null 2>&1 & compile=$$!; \
 	$(SETUP) run || quit 2; \
 	wait $$tools || { cat $$bin/tools.log >&2; quit 2; }; tools=; \
 	$$bin/labsettings || quit 2; \
@@ -74,18 +85,17 @@ test:
 	$(SETUP) || quit 2; \
 	wait $$compile; compile=; \
 	$(NICED) $(GO) tool gotestsum --format testname --jsonfile $$bin/browser.json \
-	  --packages wsgilab/bench/internal/htmlreport -- -count=1 -timeout 20m >$$bin/browser.out 2>&1 & browser=$$!; \
+	  --raw-command -- $(TESTBIN) $$bin/t 20m wsgilab/bench/internal/htmlreport >$$bin/browser.out 2>&1 & browser=$$!; \
 	$(GO) tool gotestsum --format testname --jsonfile $(LAB_REPORT_DIR)/test-units.json \
-	  --packages "$$($(GO) list ./... | grep -vx -e wsgilab/bench -e wsgilab/bench/internal/htmlreport | tr "\n" " ")" \
-	  -- -count=1 -p 1 -timeout 20m || status=$$?; \
+	  --raw-command -- $(TESTBIN) $$bin/t 20m $$($(GO) list ./... | grep -vx -e wsgilab/bench -e wsgilab/bench/internal/htmlreport) || status=$$?; \
 	wait $$browser || status=$$?; browser=; cat $$bin/browser.out; cat $$bin/browser.json >>$(LAB_REPORT_DIR)/test-units.json; \
 	if ! wait $$image; then \
 	  echo "make test: the image step failed (its output: $(LAB_REPORT_DIR)/image-build.log); the series builds the images itself" >&2; \
 	  tail -n 20 $(LAB_REPORT_DIR)/image-build.log >&2 2>/dev/null; fi; image=; \
-	rm -rf $$bin; \
 	record=; [ -s $(LAB_REPORT_DIR)/image-record.json ] && record=LAB_IMAGE_RECORD=$(LAB_REPORT_DIR)/image-record.json; \
 	env $$record $(GO) tool gotestsum --format testname --jsonfile $(LAB_REPORT_DIR)/test-bench.json \
-	  -- -count=1 -p 1 -timeout 85m ./bench || status=$$?; \
+	  --raw-command -- $(TESTBIN) $$bin/t 85m wsgilab/bench || status=$$?; \
+	rm -rf $$bin; \
 	cat $(LAB_REPORT_DIR)/test-units.json $(LAB_REPORT_DIR)/test-bench.json > $(LAB_REPORT_DIR)/test.json 2>/dev/null; \
 	$(GO) tool gotestsum --junitfile $(LAB_REPORT_DIR)/junit.xml --raw-command -- cat $(LAB_REPORT_DIR)/test.json >/dev/null; \
 	[ -s $(LAB_REPORT_DIR)/junit.xml ] || { echo "make test: no junit.xml" >&2; status=1; }; \

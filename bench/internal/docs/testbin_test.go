@@ -1,0 +1,109 @@
+package docs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// testbinEvent is the part of a go test -json event TestTestbin reads.
+type testbinEvent struct {
+	Action, Package, Test string
+}
+
+// testbin runs fixtures/host/testbin.sh on dir's binaries and pkgs, in a
+// process group of its own; stop, when set, gets that group's SIGINT
+// once the script has printed its first event. It returns the events and
+// the script's exit status.
+func testbin(t *testing.T, dir string, stop bool, pkgs ...string) ([]testbinEvent, int) {
+	t.Helper()
+	cmd := exec.Command("bash", append([]string{filepath.Join(root, "fixtures/host/testbin.sh"), dir, "1m"}, pkgs...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = os.Stderr
+	require.NoError(t, cmd.Start())
+	var evs []testbinEvent
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		var e testbinEvent
+		require.NoError(t, json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &e), "%s", sc.Text())
+		evs = append(evs, e)
+		if stop && len(evs) == 1 {
+			require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
+		}
+	}
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	if err != nil && !assert.ErrorAs(t, err, &exit) {
+		return evs, -1
+	}
+	return evs, cmd.ProcessState.ExitCode()
+}
+
+// packageEnds are each package's final action (pass, fail, skip).
+func packageEnds(evs []testbinEvent) map[string]string {
+	out := map[string]string{}
+	for _, e := range evs {
+		if e.Test == "" && (e.Action == "pass" || e.Action == "fail" || e.Action == "skip") {
+			out[e.Package] = e.Action
+		}
+	}
+	return out
+}
+
+// TestTestbin: make test runs its compiled test binaries through
+// fixtures/host/testbin.sh as go test -json runs their packages. A
+// package with a binary runs it, in its own directory (stats' tests read
+// nothing from it, wsgiapp has none: the fixture is what the Makefile's
+// compile leaves); a package with tests and no binary goes through go
+// test, which compiles it (or reports its compile error); one without
+// tests prints nothing; a failing test fails the script; and after a
+// Ctrl-C no further package starts.
+func TestTestbin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles a test binary")
+	}
+	dir := t.TempDir()
+	build := exec.Command("go", "test", "-c", "-o", dir+"/", "wsgilab/bench/internal/stats")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+	build = exec.Command("go", "build", "-o", dir+"/", "cmd/test2json")
+	build.Stderr = os.Stderr
+	require.NoError(t, build.Run())
+
+	evs, code := testbin(t, dir, false, "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel", "wsgilab/wsgiapp")
+	assert.Equal(t, 0, code)
+	assert.Equal(t, map[string]string{"wsgilab/bench/internal/stats": "pass", "wsgilab/bench/internal/buffermodel": "pass"}, packageEnds(evs))
+	assert.Contains(t, evs, testbinEvent{Action: "start", Package: "wsgilab/bench/internal/stats"})
+
+	// A binary whose test fails: the stats binary asked for a test that
+	// panics is not at hand, so a stand-in binary exits 1 as a failed
+	// test binary does.
+	failing := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(failing, "stats.test"), []byte("#!/bin/sh\necho '--- FAIL: TestX (0.00s)'\necho FAIL\nexit 1\n"), 0o755))
+	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(failing, "test2json")))
+	evs, code = testbin(t, failing, false, "wsgilab/bench/internal/stats")
+	assert.Equal(t, 1, code)
+	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"])
+
+	// Ctrl-C while a package runs: nothing after it starts. The stand-in
+	// sleeps until interrupted.
+	slow := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(slow, "stats.test"), []byte("#!/bin/sh\necho '=== RUN   TestSlow'\nsleep 30\n"), 0o755))
+	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(slow, "test2json")))
+	start := time.Now()
+	evs, code = testbin(t, slow, true, "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel")
+	assert.Equal(t, 130, code)
+	assert.Less(t, time.Since(start), 20*time.Second, "the interrupted binary ended")
+	assert.NotContains(t, packageEnds(evs), "wsgilab/bench/internal/buffermodel", "a package ran after Ctrl-C")
+}
