@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -60,11 +59,12 @@ func labImages(ctx context.Context, eng *dc.Client, settings engine.Settings) (b
 }
 
 // The children this suite starts (TestShards, TestResume, TestNoLeaks)
-// run one build of its binary (buildSelf), and take its images and
-// versions from a record it writes once (labImages): each would otherwise
-// compile labagent again to find the lab image by its hash, and run the
-// image to read the versions. Both live in childDir, removed when the
-// tests are over.
+// run its own binary (buildSelf: the one running, which go test or make
+// test's compile built; linking it again cost about 3 s of CPU in the
+// series), and take its images and versions from a record it writes once
+// (labImages): each would otherwise compile labagent again to find the
+// lab image by its hash, and run the image to read the versions. The
+// record lives in childDir, removed when the tests are over.
 var (
 	childOnce   sync.Once
 	childDir    string
@@ -73,28 +73,26 @@ var (
 	childErr    error
 )
 
-// children builds this suite's binary and writes the children's record,
+// children finds this suite's binary and writes the children's record,
 // once.
 func children(t *testing.T) {
 	t.Helper()
 	childOnce.Do(func() {
+		if childBin, childErr = os.Executable(); childErr != nil {
+			childErr = fmt.Errorf("the suite's own test binary: %w", childErr)
+			return
+		}
 		if childDir, childErr = os.MkdirTemp("", "wsgilab-children-"); childErr != nil {
 			return
 		}
-		childBin, childRecord = filepath.Join(childDir, "bench.test"), filepath.Join(childDir, "images.json")
-		build := exec.Command("go", "test", "-c", "-o", childBin, ".")
-		build.Stderr = os.Stderr
-		if err := build.Run(); err != nil {
-			childErr = fmt.Errorf("build the suite's test binary: %w", err)
-			return
-		}
+		childRecord = filepath.Join(childDir, "images.json")
 		v := env.Versions
 		childErr = report.WriteFile(childDir, "images.json", report.JSON(report.ImageRecord{Base: env.BaseImage, Lab: env.LabImage, Versions: &v}))
 	})
 	require.NoError(t, childErr)
 }
 
-// buildSelf is the suite's own test binary, built once, for its children.
+// buildSelf is the suite's own test binary, for its children.
 func buildSelf(t *testing.T) string {
 	children(t)
 	return childBin
