@@ -7,6 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,16 +20,21 @@ import (
 
 // testbinEvent is the part of a go test -json event TestTestbin reads.
 type testbinEvent struct {
-	Action, Package, Test string
+	Action, Package, Test, Output string
 }
 
 // testbin runs fixtures/host/testbin.sh on dir's binaries and pkgs, in a
-// process group of its own; stop, when set, gets that group's SIGINT
-// once the script has printed its first event. It returns the events and
-// the script's exit status.
+// process group of its own. stop, when set, sends that group SIGINT once
+// the script has printed its first event; when not, the script starts
+// with SIGINT ignored, as a job started in the background of a script
+// does. It returns the events and the script's exit status.
 func testbin(t *testing.T, dir string, stop bool, pkgs ...string) ([]testbinEvent, int) {
 	t.Helper()
-	cmd := exec.Command("bash", append([]string{filepath.Join(root, "fixtures/host/testbin.sh"), dir, "1m"}, pkgs...)...)
+	args := append([]string{filepath.Join(root, "fixtures/host/testbin.sh"), dir, "1m"}, pkgs...)
+	if !stop {
+		args = append([]string{"-c", `trap '' INT; exec bash "$@"`, "bash"}, args...)
+	}
+	cmd := exec.Command("bash", args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
@@ -67,8 +75,9 @@ func packageEnds(evs []testbinEvent) map[string]string {
 // nothing from it, wsgiapp has none: the fixture is what the Makefile's
 // compile leaves); a package with tests and no binary goes through go
 // test, which compiles it (or reports its compile error); one without
-// tests prints nothing; a failing test fails the script; and after a
-// Ctrl-C no further package starts.
+// tests prints nothing; a failing test fails the script; a binary starts
+// with SIGINT at its default even when the script was started with it
+// ignored; and after a Ctrl-C no further package starts.
 func TestTestbin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a test binary")
@@ -95,6 +104,21 @@ func TestTestbin(t *testing.T) {
 	evs, code = testbin(t, failing, false, "wsgilab/bench/internal/stats")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"])
+
+	// Started with SIGINT ignored, the script still gives the binary
+	// SIGINT at its default, as go test does: the stand-in prints the
+	// signals it ignores.
+	mask := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(mask, "stats.test"), []byte("#!/bin/sh\ngrep SigIgn /proc/self/status\n"), 0o755))
+	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(mask, "test2json")))
+	evs, code = testbin(t, mask, false, "wsgilab/bench/internal/stats")
+	assert.Equal(t, 0, code)
+	i := slices.IndexFunc(evs, func(e testbinEvent) bool { return strings.HasPrefix(e.Output, "SigIgn:") })
+	if assert.GreaterOrEqual(t, i, 0, "the stand-in's output: %v", evs) {
+		ign, err := strconv.ParseUint(strings.TrimSpace(strings.TrimPrefix(evs[i].Output, "SigIgn:")), 16, 64)
+		require.NoError(t, err)
+		assert.Zero(t, ign&(1<<(syscall.SIGINT-1)), "the binary started with SIGINT ignored: %s", evs[i].Output)
+	}
 
 	// Ctrl-C while a package runs: nothing after it starts. The stand-in
 	// sleeps until interrupted.
