@@ -58,6 +58,16 @@ func testbin(t *testing.T, dir string, stop bool, pkgs ...string) ([]testbinEven
 	return evs, cmd.ProcessState.ExitCode()
 }
 
+// standIn is a directory of binaries for testbin: stats.test, a shell
+// script standing in for stats' test binary, and dir's test2json.
+func standIn(t *testing.T, dir, script string) string {
+	t.Helper()
+	out := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(out, "stats.test"), []byte("#!/bin/sh\n"+script+"\n"), 0o755))
+	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(out, "test2json")))
+	return out
+}
+
 // packageEnds are each package's final action (pass, fail, skip).
 func packageEnds(evs []testbinEvent) map[string]string {
 	out := map[string]string{}
@@ -95,12 +105,9 @@ func TestTestbin(t *testing.T) {
 	assert.Equal(t, map[string]string{"wsgilab/bench/internal/stats": "pass", "wsgilab/bench/internal/buffermodel": "pass"}, packageEnds(evs))
 	assert.Contains(t, evs, testbinEvent{Action: "start", Package: "wsgilab/bench/internal/stats"})
 
-	// A binary whose test fails: the stats binary asked for a test that
-	// panics is not at hand, so a stand-in binary exits 1 as a failed
-	// test binary does.
-	failing := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(failing, "stats.test"), []byte("#!/bin/sh\necho '--- FAIL: TestX (0.00s)'\necho FAIL\nexit 1\n"), 0o755))
-	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(failing, "test2json")))
+	// A binary whose test fails: a stand-in prints what a failed test
+	// binary prints and exits 1, as one does.
+	failing := standIn(t, dir, "echo '--- FAIL: TestX (0.00s)'\necho FAIL\nexit 1")
 	evs, code = testbin(t, failing, false, "wsgilab/bench/internal/stats")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"])
@@ -108,10 +115,7 @@ func TestTestbin(t *testing.T) {
 	// Started with SIGINT ignored, the script still gives the binary
 	// SIGINT at its default, as go test does: the stand-in prints the
 	// signals it ignores.
-	mask := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(mask, "stats.test"), []byte("#!/bin/sh\ngrep SigIgn /proc/self/status\n"), 0o755))
-	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(mask, "test2json")))
-	evs, code = testbin(t, mask, false, "wsgilab/bench/internal/stats")
+	evs, code = testbin(t, standIn(t, dir, "grep SigIgn /proc/self/status"), false, "wsgilab/bench/internal/stats")
 	assert.Equal(t, 0, code)
 	i := slices.IndexFunc(evs, func(e testbinEvent) bool { return strings.HasPrefix(e.Output, "SigIgn:") })
 	if assert.GreaterOrEqual(t, i, 0, "the stand-in's output: %v", evs) {
@@ -122,9 +126,7 @@ func TestTestbin(t *testing.T) {
 
 	// Ctrl-C while a package runs: nothing after it starts. The stand-in
 	// sleeps until interrupted.
-	slow := t.TempDir()
-	require.NoError(t, os.WriteFile(filepath.Join(slow, "stats.test"), []byte("#!/bin/sh\necho '=== RUN   TestSlow'\nsleep 30\n"), 0o755))
-	require.NoError(t, os.Link(filepath.Join(dir, "test2json"), filepath.Join(slow, "test2json")))
+	slow := standIn(t, dir, "echo '=== RUN   TestSlow'\nsleep 30")
 	start := time.Now()
 	evs, code = testbin(t, slow, true, "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel")
 	assert.Equal(t, 130, code)
