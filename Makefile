@@ -74,8 +74,9 @@ test:
 	quit() { for g in $$compile $$browser; do kill -TERM -- -$$g 2>/dev/null; done; kill $$tools $$image 2>/dev/null; \
 	  wait; rm -rf $$bin; exit $$1; }; \
 	trap 'quit 130' INT; trap 'quit 143' TERM; \
-	{ $(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1; s=$$?; touch $$bin/tools.done; exit $$s; } & tools=$$!; \
-	$(NICED) sh -c 'until [ -e "$$0/tools.done" ]; do sleep 0.2; done; $(GO) test -c -o "$$0/t/" ./... && exec $(GO) build -o "$$0/t/" cmd/test2json' $$bin >/dev/null 2>&1 & compile=$$!; \
+	{ trap 'kill $$b 2>/dev/null' TERM; $(GO) build -o $$bin/ ./bench/cmd/labsettings ./bench/cmd/labimage >$$bin/tools.log 2>&1 & b=$$!; \
+	  wait $$b; s=$$?; touch $$bin/tools.done; exit $$s; } & tools=$$!; \
+	$(NICED) sh -c 'until [ -e "$$0/tools.done" ]; do sleep 0.2; done; $(GO) test -c -o "$$0/t/" ./...; exec $(GO) build -o "$$0/t/" cmd/test2json' $$bin >/dev/null 2>&1 & compile=$$!; \
 	$(SETUP) run || quit 2; \
 	wait $$tools || { cat $$bin/tools.log >&2; quit 2; }; tools=; \
 	$$bin/labsettings || quit 2; \

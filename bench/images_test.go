@@ -112,8 +112,7 @@ func childEnv(t *testing.T, extra ...string) []string {
 	return append(append(out, "LAB_IMAGE_RECORD="+childRecord), extra...)
 }
 
-// removeChildren removes the children's binary and record, once the tests
-// are over.
+// removeChildren removes the children's record, once the tests are over.
 func removeChildren() {
 	if childDir != "" {
 		os.RemoveAll(childDir)

@@ -85,7 +85,8 @@ func packageEnds(evs []testbinEvent) map[string]string {
 // nothing from it, wsgiapp has none: the fixture is what the Makefile's
 // compile leaves); a package with tests and no binary goes through go
 // test, which compiles it (or reports its compile error); one without
-// tests prints nothing; a failing test fails the script; a binary starts
+// tests prints nothing; a failing test, or a binary that exits non-zero
+// whatever it printed, fails its package and the script; a binary starts
 // with SIGINT at its default even when the script was started with it
 // ignored; and after a Ctrl-C no further package starts.
 func TestTestbin(t *testing.T) {
@@ -111,6 +112,14 @@ func TestTestbin(t *testing.T) {
 	evs, code = testbin(t, failing, false, "wsgilab/bench/internal/stats")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"])
+	// A binary that fails after its tests passed (a TestMain whose
+	// journal could not be completed), or before any ran (a TestMain
+	// that found no Docker daemon), fails its package, as under go test.
+	for _, script := range []string{"echo PASS\nexit 1", "echo 'no Docker daemon answers' >&2\nexit 1"} {
+		evs, code = testbin(t, standIn(t, dir, script), false, "wsgilab/bench/internal/stats")
+		assert.Equal(t, 1, code, script)
+		assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"], script)
+	}
 
 	// Started with SIGINT ignored, the script still gives the binary
 	// SIGINT at its default, as go test does: the stand-in prints the
