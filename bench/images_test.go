@@ -59,7 +59,7 @@ func labImages(ctx context.Context, eng *dc.Client, settings engine.Settings) (b
 }
 
 // The children this suite starts (TestShards, TestResume, TestNoLeaks)
-// run its own binary (buildSelf: the one running, which go test or make
+// run its own binary (suiteBinary: the one running, which go test or make
 // test's compile built; linking it again cost about 3 s of CPU in the
 // series), and take its images and versions from a record it writes once
 // (labImages): each would otherwise compile labagent again to find the
@@ -92,8 +92,8 @@ func children(t *testing.T) {
 	require.NoError(t, childErr)
 }
 
-// buildSelf is the suite's own test binary, for its children.
-func buildSelf(t *testing.T) string {
+// suiteBinary is the suite's own test binary, for its children.
+func suiteBinary(t *testing.T) string {
 	children(t)
 	return childBin
 }

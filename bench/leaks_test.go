@@ -221,7 +221,7 @@ func TestNoLeaks(t *testing.T) {
 	if *leakMode != "" {
 		t.Skip("TestNoLeaks' child")
 	}
-	bin := buildSelf(t)
+	bin := suiteBinary(t)
 
 	// SIGKILL first, alone: the children below run two at a time
 	// (t.Parallel, -test.parallel's GOMAXPROCS), and a child's start reaps

@@ -29,7 +29,7 @@ func TestResume(t *testing.T) {
 	if *leakMode != "" {
 		t.Skip("TestNoLeaks' child")
 	}
-	bin := buildSelf(t)
+	bin := suiteBinary(t)
 	dir := t.TempDir()
 	env := childEnv(t, "LAB_QUIET=1", "LAB_RESUME=1", "LAB_RUNS=2", "LAB_REPORT_DIR="+dir)
 	args := []string{"-test.run", "^TestArticleA$/^direct-2dl$"}

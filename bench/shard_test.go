@@ -50,7 +50,7 @@ func TestShards(t *testing.T) {
 	}
 	table := engine.Pick(stock, shardConditions...)
 	require.Len(t, table, len(shardConditions))
-	bin := buildSelf(t)
+	bin := suiteBinary(t)
 	// The shards and their merge stay in the series' report directory,
 	// to be read after the test (shards/0, shards/1, shards/merged).
 	base := filepath.Join(lab.Reports.Dir(), "shards")
