@@ -198,17 +198,17 @@ var lifePoints = []struct {
 	name, event string
 	nth         int
 }{
-	{"first-create", "create holder container of leak-life r1", 1},
-	{"holder-created", "created holder container of leak-life r1", 1},
+	{"first-create", "create client container of leak-life r1", 1},
+	{"client-created", "created client container of leak-life r1", 1},
 	{"pod-creating", "create app container of leak-life r1", 1},
-	{"pod-half-created", "created ", 3},
+	{"pod-half-created", "created ", 2},
 	{"window", "load leak-life r1", 1},
 	{"collect-and-ahead", "collect leak-life r1", 1},
-	{"ahead-creating", "create holder container of leak-life r2", 1},
-	{"ahead-pod-creating", "create client container of leak-life r2", 1},
+	{"ahead-creating", "create client container of leak-life r2", 1},
+	{"ahead-pod-creating", "create app container of leak-life r2", 1},
 	{"teardown", "remove ", 1},
 	{"second-window", "load leak-life r2", 1},
-	{"last-teardown", "remove ", 7},
+	{"last-teardown", "remove ", 5},
 	{"done", "done", 1},
 }
 

@@ -16,10 +16,11 @@ import (
 // its pod. The pod of run k+1 starts meanwhile (its containers' creation
 // and its server's boot, 1.4 to 1.9 s of a run's 2.3 to 2.7 s outside its
 // window on an Intel Xeon), so a series' wall time shrinks by the overlap.
-// It starts as the load ends, before the sampler's stop: its holder's
-// creation, which the rest of the pod waits for, then runs before run k's
-// teardown rather than beside it (0.45 s alone, 0.8 to 1.1 s beside
-// it), and a run's time outside its window went from 2.7 to 2.2 s here.
+// It starts as the load ends, before the sampler's stop: the creation of
+// the container that holds its namespaces (the client), which the rest of
+// the pod waits for, then runs before run k's teardown rather than beside
+// it (0.45 s alone, 0.8 to 1.1 s beside it), and a run's time outside its
+// window went from 2.7 to 2.2 s here.
 //
 // It never overlaps a measurement window: it starts after run k's window
 // has ended, and run k+1 adopts it only after run k's pod is gone (RunA

@@ -37,7 +37,6 @@ const Nobody = "65534:65534"
 
 // Roles of a pod, as stack labels its containers.
 const (
-	RoleHolder  = "holder"
 	RoleApp     = "app"
 	RoleProxy   = "proxy"
 	RoleClient  = "client"
@@ -56,14 +55,12 @@ const ProxyTmpfsBytes = 2*32<<20 + 16<<20
 // DefaultHardening is each role's lockdown; stack applies it to every
 // container it starts.
 var DefaultHardening = map[string]Hardening{
-	RoleHolder: {User: Nobody, PidsLimit: 16,
-		Why: "holds the namespaces with `sleep` under docker-init: no capability, no writable path. The TCP sysctls are set by the engine at creation, not by the process. 16 pids: an exec into it (the hardening test's) takes up to 10 at once with runc's init threads; at 8, 20 to 27 of 100 execs failed with 'read init-p: connection reset by peer'."},
 	RoleApp: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=32m,mode=1777"},
 		Why: "the WSGI server binds 127.0.0.1:8000 (no privileged port) and writes only /tmp: the write log and Gunicorn's worker heartbeat files. 256 pids leave room for 2 workers x 4 threads, uWSGI's threads and an exec or two."},
 	RoleProxy: {User: Nobody, PidsLimit: 128, Tmpfs: map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%dm,mode=1777", ProxyTmpfsBytes>>20)},
 		Why: "NGINX listens on 127.0.0.1:8080 and writes its config, pid file and temp files under /tmp (ProxyTmpfsBytes); as non-root its master cannot and need not switch users. The other front doors (package proxy) write only there too; it is exec because Varnish compiles its VCL into a shared object in its state directory there and loads it (Docker mounts a tmpfs noexec unless told, and dlopen then fails). 128 pids: Apache's event MPM at Debian's packaged settings starts 2 processes of 25 worker threads plus listeners (at 32 it could not create its threads and exited)."},
 	RoleClient: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=16m,mode=1777"},
-		Why: "the load generators (labagent, ab) only connect to loopback; /tmp is there for tools that expect it."},
+		Why: "holds the pod's namespaces with `sleep` under docker-init, as a pause container does (the TCP sysctls are set by the engine at its creation, not by a process); the load generators (labagent, ab), exec'd into it, only connect to loopback; /tmp is there for tools that expect it."},
 	RoleSampler: {CapAdd: []string{"SYS_PTRACE", "DAC_READ_SEARCH"}, PidsLimit: 64, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=1m,mode=1777"},
 		Why: "reads the other roles' /proc: SYS_PTRACE for their fd links, wchan and io, DAC_READ_SEARCH to list /proc/PID/fd of processes owned by nobody. It stays root because Docker gives added capabilities to root only. /tmp holds the start and stop marks of each sampling."},
 	RoleSetup: {User: Nobody, PidsLimit: 32,

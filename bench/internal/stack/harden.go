@@ -57,7 +57,7 @@ func hardening(role string) podspec.Hardening {
 	if h, ok := podspec.DefaultHardening[role]; ok {
 		return h
 	}
-	return podspec.Hardening{User: podspec.Nobody, PidsLimit: 16} // room for an exec, as the holder's
+	return podspec.Hardening{User: podspec.Nobody, PidsLimit: 16} // room for an exec: runc's init threads count
 }
 
 // RoleResource is one of a pod's containers and its role.
@@ -66,11 +66,12 @@ type RoleResource struct {
 	Resource *dockertest.Resource
 }
 
-// Roles lists the pod's containers, holder first.
+// Roles lists the pod's containers, the client (which holds the
+// namespaces) first.
 func (p *Pod) Roles() []RoleResource {
 	var out []RoleResource
-	for _, r := range []RoleResource{{podspec.RoleHolder, p.Holder}, {podspec.RoleApp, p.App}, {podspec.RoleProxy, p.Proxy},
-		{podspec.RoleClient, p.Client}, {podspec.RoleSampler, p.Sampler}} {
+	for _, r := range []RoleResource{{podspec.RoleClient, p.Client}, {podspec.RoleApp, p.App}, {podspec.RoleProxy, p.Proxy},
+		{podspec.RoleSampler, p.Sampler}} {
 		if r.Resource != nil {
 			out = append(out, r)
 		}

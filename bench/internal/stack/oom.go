@@ -33,7 +33,7 @@ func (e *OOMError) Error() string {
 // the session's "oom" events, and State.OOMKilled for a container that
 // exited before the watch began.
 func (p *Pod) OOMKilled() error {
-	e := &OOMError{Limits: map[string]int64{podspec.RoleHolder: holderMemory, podspec.RoleApp: p.Config.App.Memory,
+	e := &OOMError{Limits: map[string]int64{podspec.RoleApp: p.Config.App.Memory,
 		podspec.RoleProxy: p.Config.ProxyLimits.Memory, podspec.RoleClient: p.Config.Client.Memory, podspec.RoleSampler: DefaultSamplerMemory}}
 	for _, r := range p.Roles() {
 		if !p.oomKilled(r.Resource) {

@@ -3,9 +3,11 @@
 // sampler, all in ONE network namespace (and PID namespace), talking over
 // 127.0.0.1. No port is published and no bridge is in the path.
 //
-// The namespaces belong to a small holder container (like a Kubernetes
-// pod's pause container), so each part can carry its own CPU and memory
-// limits and the namespace's TCP sysctls are pinned once, at its creation.
+// The namespaces belong to the client container, which holds them as a
+// Kubernetes pod's pause container does (it runs `sleep` under
+// docker-init; the loads are exec'd into it), so each part can carry its
+// own CPU and memory limits and the namespace's TCP sysctls are pinned
+// once, at its creation.
 package stack
 
 import (
@@ -59,9 +61,11 @@ type Pod struct {
 	Ident   Ident
 	session *Session
 	pool    *dockertest.Pool
-	// Holder owns the network and PID namespaces; App, Proxy (nil when
-	// direct), Client and Sampler (nil unless Config.Sampler) join them.
-	Holder, App, Proxy, Client, Sampler *dockertest.Resource
+	// Client owns the network and PID namespaces (it holds them as a
+	// pause container would, and the loads are exec'd into it); App,
+	// Proxy (nil when direct) and Sampler (nil unless Config.Sampler)
+	// join them.
+	App, Proxy, Client, Sampler *dockertest.Resource
 	// Opened is when the pod's first container was asked for.
 	Opened      time.Time
 	samplerRuns int
@@ -101,20 +105,24 @@ func (p *Pod) start(t TB) error {
 	c := p.Config
 	repo, tag := image.SplitRef(c.Image)
 	var err error
-	if p.Holder, err = p.run(t, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleHolder), Name: p.name(podspec.RoleHolder),
-	}, func(hc *dc.HostConfig) {
+	// The client holds the pod's namespaces, as a Kubernetes pod's pause
+	// container does: it runs only `sleep` until the loads are exec'd into
+	// it. A holder of its own was a container more per run, and each costs
+	// the engine about 0.8 core-seconds to start and remove here, in the
+	// gap between two windows, which is CPU-bound.
+	if p.Client, err = p.run(t, &dockertest.RunOptions{
+		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleClient), Name: p.name(podspec.RoleClient),
+	}, p.limit(c.Client), func(hc *dc.HostConfig) {
 		hc.NetworkMode = "none"
 		hc.Init = true // reaps whatever the pod's processes orphan
 		hc.Sysctls = map[string]string{"net.ipv4.tcp_rmem": c.TCPRmem, "net.ipv4.tcp_wmem": c.TCPWmem,
 			"net.ipv4.tcp_max_tw_buckets":  strconv.Itoa(podspec.TCPMaxTWBuckets),
 			"net.ipv4.tcp_max_syn_backlog": strconv.Itoa(podspec.TCPMaxSynBacklog)}
-		hc.Memory, hc.MemorySwap = holderMemory, holderMemory
 	}); err != nil {
 		return err
 	}
 
-	// The other containers only join the holder's namespaces: they are
+	// The other containers only join the client's namespaces: they are
 	// created at once, which takes a pod's start from about 1.8 s to 1.2 s
 	// here. No measurement runs yet.
 	appOpts := &dockertest.RunOptions{
@@ -166,9 +174,6 @@ func (p *Pod) start(t TB) error {
 			Cmd: proxy.Shell(d, *c.Proxy, d.Run(*c.Proxy, d.ConfPath())),
 		}, p.join, p.limit(c.ProxyLimits))
 	}
-	create(&p.Client, &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleClient), Name: p.name(podspec.RoleClient),
-	}, p.join, p.limit(c.Client))
 	if c.Sampler {
 		create(&p.Sampler, &dockertest.RunOptions{
 			Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleSampler), Name: p.name(podspec.RoleSampler),
@@ -215,9 +220,6 @@ func (p *Pod) applyQuota() error {
 	}
 	return nil
 }
-
-// holderMemory limits the holder, which runs only `sleep`.
-const holderMemory = 16 << 20
 
 // DefaultSamplerMemory limits the sampler container; its CPU is not limited.
 const DefaultSamplerMemory = 256 << 20
@@ -279,8 +281,8 @@ func (p *Pod) Close() error {
 }
 
 func (p *Pod) join(hc *dc.HostConfig) {
-	hc.NetworkMode = "container:" + p.Holder.Container.ID
-	hc.PidMode = "container:" + p.Holder.Container.ID
+	hc.NetworkMode = "container:" + p.Client.Container.ID
+	hc.PidMode = "container:" + p.Client.Container.ID
 }
 
 func (p *Pod) limit(l podspec.Limits) func(*dc.HostConfig) {
