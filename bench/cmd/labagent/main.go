@@ -9,10 +9,12 @@
 // With -retry it tries again every 10 ms until an answer passes or D has
 // passed, and prints the last try: a readiness check in one exec.
 //
-//	labagent run SPEC_JSON
+//	labagent run [-inspect] SPEC_JSON
 //
 // performs one run of article A's load (a load.Spec) and prints its
-// load.Result: one fresh process per measurement.
+// load.Result: one fresh process per measurement. With -inspect it first
+// reads what inspect reads and prints both (a runrec.Measured): a run's
+// one exec into the client instead of two.
 //
 //	labagent closed SPEC_JSON
 //	labagent ab SPEC_JSON
@@ -63,6 +65,7 @@ import (
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/probe"
+	"wsgilab/bench/internal/runrec"
 )
 
 func main() {
@@ -184,12 +187,24 @@ func runInspect(stdout io.Writer) error {
 }
 
 func runLoad(args []string, stdout io.Writer) error {
-	if len(args) != 1 {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	withInspection := fs.Bool("inspect", false, "read the container's limits and the namespace's sysctls first, and print them with the result (runrec.Measured)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() != 1 {
 		return errors.New("run takes one argument, a load.Spec as JSON")
 	}
 	var spec load.Spec
-	if err := json.Unmarshal([]byte(args[0]), &spec); err != nil {
+	if err := json.Unmarshal([]byte(fs.Arg(0)), &spec); err != nil {
 		return fmt.Errorf("run: spec: %w", err)
+	}
+	var in probe.Inspection
+	if *withInspection {
+		var err error
+		if in, err = probe.Inspect("/sys/fs/cgroup", "/proc"); err != nil {
+			return fmt.Errorf("run: inspect: %w", err)
+		}
 	}
 	quietGC()
 	res, err := load.Run(context.Background(), spec)
@@ -197,6 +212,9 @@ func runLoad(args []string, stdout io.Writer) error {
 		return err
 	}
 	collectBeforeEncoding()
+	if *withInspection {
+		return json.NewEncoder(stdout).Encode(runrec.Measured{Load: res, Client: in})
+	}
 	return json.NewEncoder(stdout).Encode(res)
 }
 
