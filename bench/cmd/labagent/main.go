@@ -12,7 +12,7 @@
 //	labagent run [-inspect] SPEC_JSON
 //
 // performs one run of article A's load (a load.Spec) and prints its
-// load.Result: one fresh process per measurement. With -inspect it first
+// load.Result: one fresh process per measurement. With -inspect it then
 // reads what inspect reads and prints both (a runrec.Measured): a run's
 // one exec into the client instead of two.
 //
@@ -188,7 +188,7 @@ func runInspect(stdout io.Writer) error {
 
 func runLoad(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	withInspection := fs.Bool("inspect", false, "read the container's limits and the namespace's sysctls first, and print them with the result (runrec.Measured)")
+	withInspection := fs.Bool("inspect", false, "once the load has ended, read the container's limits and the namespace's sysctls, and print them with the result (runrec.Measured)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -199,13 +199,6 @@ func runLoad(args []string, stdout io.Writer) error {
 	if err := json.Unmarshal([]byte(fs.Arg(0)), &spec); err != nil {
 		return fmt.Errorf("run: spec: %w", err)
 	}
-	var in probe.Inspection
-	if *withInspection {
-		var err error
-		if in, err = probe.Inspect("/sys/fs/cgroup", "/proc"); err != nil {
-			return fmt.Errorf("run: inspect: %w", err)
-		}
-	}
 	quietGC()
 	res, err := load.Run(context.Background(), spec)
 	if err != nil {
@@ -213,6 +206,12 @@ func runLoad(args []string, stdout io.Writer) error {
 	}
 	collectBeforeEncoding()
 	if *withInspection {
+		// Read once the load has ended, as a separate inspect did: its
+		// OOM kills are the run's, and its CPU falls outside the window.
+		in, err := probe.Inspect("/sys/fs/cgroup", "/proc")
+		if err != nil {
+			return fmt.Errorf("run: inspect: %w", err)
+		}
 		return json.NewEncoder(stdout).Encode(runrec.Measured{Load: res, Client: in})
 	}
 	return json.NewEncoder(stdout).Encode(res)

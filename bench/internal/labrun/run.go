@@ -133,7 +133,7 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 		return rec, err
 	}
 	l.trace("load " + pod.Ident.String())
-	// One exec reads the client's limits and runs the load: each exec
+	// One exec runs the load and then reads the client's limits: each exec
 	// costs the engine about 0.16 core-seconds, in the gap between two
 	// windows, which is CPU-bound.
 	var measured runrec.Measured

@@ -51,10 +51,10 @@ type Record struct {
 	OOMKilled []string `json:"oom_killed,omitempty"`
 }
 
-// Measured is what `labagent run -inspect` prints: the client's own
-// limits and the namespace's sysctls (Record.Client), read before the
-// load starts, and the load's result (Record.Load), from one exec where a
-// run took two. Its keys are Record's.
+// Measured is what `labagent run -inspect` prints: the load's result
+// (Record.Load) and the client's own limits, OOM kills and the
+// namespace's sysctls (Record.Client), read once the load has ended, from
+// one exec where a run took two. Its keys are Record's.
 type Measured struct {
 	Load   load.Result      `json:"load"`
 	Client probe.Inspection `json:"client_inspection"`
