@@ -19,8 +19,9 @@ import (
 // It starts as the load ends, before the sampler's stop: the creation of
 // the container that holds its namespaces (the client), which the rest of
 // the pod waits for, then runs before run k's teardown rather than beside
-// it (0.45 s alone, 0.8 to 1.1 s beside it), and a run's time outside its
-// window went from 2.7 to 2.2 s here.
+// it (a holder container of its own, unquoted, took 0.45 s alone and 0.8
+// to 1.1 s beside it), and a run's time outside its window went from 2.7
+// to 2.2 s here.
 //
 // It never overlaps a measurement window: it starts after run k's window
 // has ended, and run k+1 adopts it only after run k's pod is gone (RunA

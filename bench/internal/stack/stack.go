@@ -109,7 +109,9 @@ func (p *Pod) start(t TB) error {
 	// container does: it runs only `sleep` until the loads are exec'd into
 	// it. A holder of its own was a container more per run, and each costs
 	// the engine about 0.8 core-seconds to start and remove here, in the
-	// gap between two windows, which is CPU-bound.
+	// gap between two windows, which is CPU-bound. The pod now lives as
+	// long as the client does: a client at its memory limit loses its
+	// load (labagent, by far its largest process), not docker-init.
 	if p.Client, err = p.run(t, &dockertest.RunOptions{
 		Repository: repo, Tag: tag, Cmd: []string{"sleep", "infinity"}, Labels: p.labels(podspec.RoleClient), Name: p.name(podspec.RoleClient),
 	}, p.limit(c.Client), func(hc *dc.HostConfig) {
