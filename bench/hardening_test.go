@@ -84,9 +84,9 @@ func TestHardening(t *testing.T) {
 }
 
 // execsPerRole is how many execs TestHardening runs in the role with the
-// tightest pids limit: at a
-// fifth of them failing, as with its old pids limit of 8, 20 catch it 99
-// times in 100 (3 of 3 tries here).
+// tightest pids limit: at a fifth of them failing, as with a holder
+// container's old pids limit of 8, 20 catch it 99 times in 100 (3 of 3
+// tries here).
 const execsPerRole = 20
 
 func nilIfEmpty(m map[string]string) map[string]string {

@@ -22,9 +22,9 @@ const (
 // podSpec is the pod of every run of a Job, whose entries share pod's
 // sysctls and limits: the lab's Docker pod (package stack) in Kubernetes'
 // terms. The pause container holds the namespaces, as stack's client
-// container does; app, NGINX and the sampler are native sidecars, started in that
-// order, each ready before the next; the client is the one container the
-// pod's completion waits for.
+// container does; app, NGINX and the sampler are native sidecars, started
+// in that order, each ready before the next; the client is the one
+// container the pod's completion waits for.
 func podSpec(table string, pod podspec.Config, o Options) corev1.PodSpec {
 	always := corev1.ContainerRestartPolicyAlways
 	spec := corev1.PodSpec{
