@@ -24,14 +24,16 @@ type testbinEvent struct {
 }
 
 // testbin runs fixtures/host/testbin.sh on dir's binaries and pkgs, in a
-// process group of its own. stop, when set, sends that group SIGINT once
-// the script has printed its first event; when not, the script starts
-// with SIGINT ignored, as a job started in the background of a script
-// does. It returns the events and the script's exit status.
-func testbin(t *testing.T, dir string, stop bool, pkgs ...string) ([]testbinEvent, int) {
+// process group of its own. stopAt, when set, sends that group SIGINT
+// once the script has printed its first event of that action ("start":
+// test2json's, which can come before the binary has started; "run": the
+// binary's first test); when not, the script starts with SIGINT ignored,
+// as a job started in the background of a script does. It returns the
+// events and the script's exit status.
+func testbin(t *testing.T, dir, stopAt string, pkgs ...string) ([]testbinEvent, int) {
 	t.Helper()
 	args := append([]string{filepath.Join(root, "fixtures/host/testbin.sh"), dir, "1m"}, pkgs...)
-	if !stop {
+	if stopAt == "" {
 		args = append([]string{"-c", `trap '' INT; exec bash "$@"`, "bash"}, args...)
 	}
 	cmd := exec.Command("bash", args...)
@@ -41,13 +43,15 @@ func testbin(t *testing.T, dir string, stop bool, pkgs ...string) ([]testbinEven
 	cmd.Stderr = os.Stderr
 	require.NoError(t, cmd.Start())
 	var evs []testbinEvent
+	stopped := false
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {
 		var e testbinEvent
 		require.NoError(t, json.Unmarshal(bytes.TrimSpace(sc.Bytes()), &e), "%s", sc.Text())
 		evs = append(evs, e)
-		if stop && len(evs) == 1 {
+		if stopAt != "" && !stopped && e.Action == stopAt {
 			require.NoError(t, syscall.Kill(-cmd.Process.Pid, syscall.SIGINT))
+			stopped = true
 		}
 	}
 	err = cmd.Wait()
@@ -88,7 +92,8 @@ func packageEnds(evs []testbinEvent) map[string]string {
 // tests prints nothing; a failing test, or a binary that exits non-zero
 // whatever it printed, fails its package and the script; a binary starts
 // with SIGINT at its default even when the script was started with it
-// ignored; and after a Ctrl-C no further package starts.
+// ignored; and a Ctrl-C ends the running binary, even one that could not
+// take the signal when it came, and no further package starts.
 func TestTestbin(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a test binary")
@@ -101,7 +106,7 @@ func TestTestbin(t *testing.T) {
 	build.Stderr = os.Stderr
 	require.NoError(t, build.Run())
 
-	evs, code := testbin(t, dir, false, "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel", "wsgilab/wsgiapp")
+	evs, code := testbin(t, dir, "", "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel", "wsgilab/wsgiapp")
 	assert.Equal(t, 0, code)
 	assert.Equal(t, map[string]string{"wsgilab/bench/internal/stats": "pass", "wsgilab/bench/internal/buffermodel": "pass"}, packageEnds(evs))
 	assert.Contains(t, evs, testbinEvent{Action: "start", Package: "wsgilab/bench/internal/stats"})
@@ -109,14 +114,14 @@ func TestTestbin(t *testing.T) {
 	// A binary whose test fails: a stand-in prints what a failed test
 	// binary prints and exits 1, as one does.
 	failing := standIn(t, dir, "echo '--- FAIL: TestX (0.00s)'\necho FAIL\nexit 1")
-	evs, code = testbin(t, failing, false, "wsgilab/bench/internal/stats")
+	evs, code = testbin(t, failing, "", "wsgilab/bench/internal/stats")
 	assert.Equal(t, 1, code)
 	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"])
 	// A binary that fails after its tests passed (a TestMain whose
 	// journal could not be completed), or before any ran (a TestMain
 	// that found no Docker daemon), fails its package, as under go test.
 	for _, script := range []string{"echo PASS\nexit 1", "echo 'no Docker daemon answers' >&2\nexit 1"} {
-		evs, code = testbin(t, standIn(t, dir, script), false, "wsgilab/bench/internal/stats")
+		evs, code = testbin(t, standIn(t, dir, script), "", "wsgilab/bench/internal/stats")
 		assert.Equal(t, 1, code, script)
 		assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"], script)
 	}
@@ -124,7 +129,7 @@ func TestTestbin(t *testing.T) {
 	// Started with SIGINT ignored, the script still gives the binary
 	// SIGINT at its default, as go test does: the stand-in prints the
 	// signals it ignores.
-	evs, code = testbin(t, standIn(t, dir, "grep SigIgn /proc/self/status"), false, "wsgilab/bench/internal/stats")
+	evs, code = testbin(t, standIn(t, dir, "grep SigIgn /proc/self/status"), "", "wsgilab/bench/internal/stats")
 	assert.Equal(t, 0, code)
 	i := slices.IndexFunc(evs, func(e testbinEvent) bool { return strings.HasPrefix(e.Output, "SigIgn:") })
 	if assert.GreaterOrEqual(t, i, 0, "the stand-in's output: %v", evs) {
@@ -133,12 +138,31 @@ func TestTestbin(t *testing.T) {
 		assert.Zero(t, ign&(1<<(syscall.SIGINT-1)), "the binary started with SIGINT ignored: %s", evs[i].Output)
 	}
 
-	// Ctrl-C while a package runs: nothing after it starts. The stand-in
-	// sleeps until interrupted.
-	slow := standIn(t, dir, "echo '=== RUN   TestSlow'\nsleep 30")
+	// Ctrl-C while a package runs: its binary ends, and nothing after it
+	// starts. The stand-in becomes the sleep: a shell that runs it as a
+	// child passes a signal that comes between its fork and exec to its
+	// own trap, and the sleep never sees it (a Go test binary has no such
+	// moment).
+	slow := standIn(t, dir, "echo '=== RUN   TestSlow'\nexec sleep 30")
 	start := time.Now()
-	evs, code = testbin(t, slow, true, "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel")
+	evs, code = testbin(t, slow, "run", "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel")
 	assert.Equal(t, 130, code)
 	assert.Less(t, time.Since(start), 20*time.Second, "the interrupted binary ended")
+	assert.NotContains(t, packageEnds(evs), "wsgilab/bench/internal/buffermodel", "a package ran after Ctrl-C")
+
+	// Ctrl-C before the binary can take it: a stand-in env ignores INT
+	// for a second, then starts the binary, as a process forked from the
+	// script drops a signal that comes before it has reset its traps. The
+	// binary must still end at once, not after its 30 s.
+	realEnv, err := exec.LookPath("env")
+	require.NoError(t, err)
+	fake := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fake, "env"), []byte("#!/bin/sh\ntrap '' INT\nsleep 1\nexec "+realEnv+" \"$@\"\n"), 0o755))
+	t.Setenv("PATH", fake+string(os.PathListSeparator)+os.Getenv("PATH"))
+	start = time.Now()
+	evs, code = testbin(t, slow, "start", "wsgilab/bench/internal/stats", "wsgilab/bench/internal/buffermodel")
+	assert.Equal(t, 130, code)
+	assert.Less(t, time.Since(start), 20*time.Second, "the binary started after Ctrl-C ended")
+	assert.Equal(t, "fail", packageEnds(evs)["wsgilab/bench/internal/stats"], "the interrupted package's end: %v", evs)
 	assert.NotContains(t, packageEnds(evs), "wsgilab/bench/internal/buffermodel", "a package ran after Ctrl-C")
 }
