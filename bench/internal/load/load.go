@@ -50,7 +50,7 @@ type Spec struct {
 	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
 	// SlowKind is what the slow clients do: KindRead ("" too), KindUpload,
-	// KindHeaders, KindSilent or KindIdle.
+	// KindHeaders, KindSilent, KindIdle or KindTLS.
 	SlowKind string `json:"slow_kind,omitempty"`
 	// ConnectRate, when above 0, starts the slow clients this many a
 	// second, the k-th k/ConnectRate after the run's start, instead of
@@ -79,11 +79,16 @@ type Spec struct {
 	UploadSize   int64   `json:"upload_size,omitempty"`
 	UploadRate   float64 `json:"upload_rate,omitempty"`
 	SendBuffer   int     `json:"send_buffer,omitempty"`
-	// HoldFor is how long a KindHeaders, KindSilent or KindIdle client holds its
-	// connection (to FastURL's host) before it closes it; a KindHeaders
-	// client sends a header line every HeaderGap meanwhile.
+	// HoldFor is how long a KindHeaders, KindSilent, KindIdle or KindTLS
+	// client holds its connection (to FastURL's host; KindTLS: to
+	// TLSURL's) before it closes it; a KindHeaders client sends a header
+	// line every HeaderGap meanwhile, a KindTLS client a byte of its
+	// ClientHello.
 	HoldFor   time.Duration `json:"hold_for_ns,omitempty"`
 	HeaderGap time.Duration `json:"header_gap_ns,omitempty"`
+	// TLSURL is a KindTLS client's target, an https:// URL: its host is
+	// dialled, its host name is the hello's server name.
+	TLSURL string `json:"tls_url,omitempty"`
 
 	// Stream, when set, runs one event-stream reader beside the /fast
 	// requester (stream.go).
@@ -337,9 +342,11 @@ type Option func(*Spec)
 func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
 
 // WithSlowKind sets what the slow clients do (KindRead, KindUpload,
-// KindHeaders, KindSilent or KindIdle), with that kind's defaults: uploads of
-// DefaultUploadSize at DefaultUploadRate to base's /upload; connections
-// held for DefaultHoldFor, with a header line every DefaultHeaderGap.
+// KindHeaders, KindSilent, KindIdle or KindTLS), with that kind's
+// defaults: uploads of DefaultUploadSize at DefaultUploadRate to base's
+// /upload; connections held for DefaultHoldFor, with a header line (or a
+// hello's byte) every DefaultHeaderGap. A KindTLS client's TLSURL is
+// WithTLSURL's.
 func WithSlowKind(kind string) Option {
 	return func(s *Spec) {
 		s.SlowKind = kind
@@ -347,11 +354,14 @@ func WithSlowKind(kind string) Option {
 		case KindUpload:
 			s.UploadURL = strings.TrimSuffix(s.FastURL, "/fast") + "/upload"
 			s.UploadSize, s.UploadRate, s.SendBuffer = DefaultUploadSize, DefaultUploadRate, DefaultSendBuffer
-		case KindHeaders, KindSilent, KindIdle:
+		case KindHeaders, KindSilent, KindIdle, KindTLS:
 			s.HoldFor, s.HeaderGap = DefaultHoldFor, DefaultHeaderGap
 		}
 	}
 }
+
+// WithTLSURL sets a KindTLS client's target (an https:// URL).
+func WithTLSURL(u string) Option { return func(s *Spec) { s.TLSURL = u } }
 
 // WithBaseline sets the number of baseline exchanges after the load.
 func WithBaseline(n int) Option { return func(s *Spec) { s.BaselineRequests = n } }

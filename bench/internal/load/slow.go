@@ -34,6 +34,10 @@ const (
 	// sends nothing more and closes HoldFor after connecting, unless the
 	// server closes it first (its keep-alive timeout).
 	KindIdle = "idle"
+	// KindTLS opens a connection to TLSURL's host and sends a real
+	// ClientHello one byte every HeaderGap; it closes its connection
+	// HoldFor after connecting (tls.go).
+	KindTLS = "slow-tls"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -54,7 +58,9 @@ const (
 // Holds reports whether a slow client of kind holds a connection open
 // rather than moving a body: it has no body, so the app keeps no record
 // of it, and it is never Complete.
-func Holds(kind string) bool { return kind == KindHeaders || kind == KindSilent || kind == KindIdle }
+func Holds(kind string) bool {
+	return kind == KindHeaders || kind == KindSilent || kind == KindIdle || kind == KindTLS
+}
 
 // validateSlow names the first malformed slow-client field.
 func (s Spec) validateSlow() error {
@@ -71,15 +77,18 @@ func (s Spec) validateSlow() error {
 			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
 		}
 		return checkURL(s.UploadURL)
-	case KindHeaders, KindSilent, KindIdle:
+	case KindHeaders, KindSilent, KindIdle, KindTLS:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
 		}
-		if s.SlowKind == KindHeaders && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
+		if (s.SlowKind == KindHeaders || s.SlowKind == KindTLS) && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
 			return fmt.Errorf("load: HeaderGap %v: want above 0 and at most HoldFor (%v)", s.HeaderGap, s.HoldFor)
 		}
+		if s.SlowKind == KindTLS {
+			return checkTLSURL(s.TLSURL)
+		}
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent, KindIdle)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS)
 	}
 	return nil
 }
@@ -100,6 +109,8 @@ func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) D
 		return hold(ctx, spec, id, runStart)
 	case KindSilent, KindIdle:
 		return quiet(ctx, spec, id, runStart)
+	case KindTLS:
+		return slowHello(ctx, spec, id, runStart)
 	}
 	return download(ctx, spec, id, runStart)
 }
@@ -176,7 +187,7 @@ func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 // sent.
 func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
-	conn, u, began := dialHeld(ctx, spec, &d)
+	conn, u, began := dialHeld(ctx, spec, spec.FastURL, &d)
 	if conn == nil {
 		return d
 	}
@@ -192,42 +203,54 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 		ended <- serverEnd{err: err}
 	}()
 	lines := []string{"GET " + u.RequestURI() + " HTTP/1.1\r\n", "Host: " + u.Host + "\r\n", "X-Lab-Id: " + id + "\r\n"}
-	deadline := time.NewTimer(spec.HoldFor)
-	defer deadline.Stop()
 	// hold serves KindHeaders alone (silent and idle connections are
 	// quiet's): the request line now, a header line every HeaderGap.
-	ticker := time.NewTicker(spec.HeaderGap)
-	defer ticker.Stop()
-	tick := ticker.C
-	n, _ := io.WriteString(conn, lines[0])
-	d.Bytes += int64(n)
+	k := 0
+	d.holdSending(ctx, spec, conn, began, ended, func() error {
+		line := fmt.Sprintf("X-Slow-%d: %d\r\n", k, k)
+		if k < len(lines) {
+			line = lines[k]
+		}
+		k++
+		n, err := io.WriteString(conn, line)
+		d.Bytes += int64(n)
+		return err
+	})
+	return d
+}
+
+// holdSending holds conn, opened at began, and records how it ended in
+// d: it calls send now and every HeaderGap, until HoldFor is over
+// (Held), the server ends it (what its reader sent on ended) or a send
+// fails; then it closes conn. After a failed send, the server's answer,
+// close or reset, when it comes within 100 ms, is the better record.
+func (d *Download) holdSending(ctx context.Context, spec Spec, conn net.Conn, began time.Time, ended <-chan serverEnd, send func() error) {
 	var end serverEnd
 	var sendErr error
-	for k := 1; sendErr == nil; k++ {
+	deadline := time.NewTimer(spec.HoldFor)
+	defer deadline.Stop()
+	ticker := time.NewTicker(spec.HeaderGap)
+	defer ticker.Stop()
+loop:
+	for sendErr = send(); sendErr == nil; {
 		select {
 		case <-ctx.Done():
 			sendErr = ctx.Err()
-			continue
 		case <-deadline.C:
 			d.Held = true
+			break loop
 		case end = <-ended:
-		case <-tick:
-			line := fmt.Sprintf("X-Slow-%d: %d\r\n", k, k)
-			if k < len(lines) {
-				line = lines[k]
-			}
-			var n int
-			n, sendErr = io.WriteString(conn, line)
-			d.Bytes += int64(n)
-			continue
+			break loop
+		case <-ticker.C:
+			sendErr = send()
 		}
-		break
 	}
 	d.Completion = time.Since(began)
 	conn.Close()
-	if !d.Held && end == (serverEnd{}) {
-		// A failed send: the server's answer or reset, when it comes, is
-		// the better record.
+	if d.Held {
+		return
+	}
+	if end == (serverEnd{}) {
 		select {
 		case end = <-ended:
 			if errors.Is(end.err, net.ErrClosed) {
@@ -237,13 +260,10 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 			end.err = sendErr
 		}
 	}
-	if !d.Held {
-		d.Status = end.status
-		if end.err != nil && !errors.Is(end.err, io.EOF) {
-			d.Error = end.err.Error()
-		}
+	d.Status = end.status
+	if end.err != nil && !errors.Is(end.err, io.EOF) {
+		d.Error = end.err.Error()
 	}
-	return d
 }
 
 // serverEnd is how the server ended a held connection: an answer's
@@ -271,7 +291,7 @@ func statusOf(line string) int {
 // For KindIdle, Status is the answer's and Bytes the request's length.
 func quiet(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
-	conn, u, began := dialHeld(ctx, spec, &d)
+	conn, u, began := dialHeld(ctx, spec, spec.FastURL, &d)
 	if conn == nil {
 		return d
 	}
@@ -331,11 +351,12 @@ func idleRequest(conn net.Conn, r *bufio.Reader, u *url.URL, d *Download) error 
 	return nil
 }
 
-// dialHeld opens a held connection to FastURL's host within HoldFor and
-// records its port in d; it returns the connection, the URL and when it
-// opened, or no connection and the failure in d.
-func dialHeld(ctx context.Context, spec Spec, d *Download) (net.Conn, *url.URL, time.Time) {
-	u, err := url.Parse(spec.FastURL)
+// dialHeld opens a held connection to rawURL's host (FastURL's; a slow
+// TLS client's, TLSURL's) within HoldFor and records its port in d; it
+// returns the connection, the URL and when it opened, or no connection
+// and the failure in d.
+func dialHeld(ctx context.Context, spec Spec, rawURL string, d *Download) (net.Conn, *url.URL, time.Time) {
+	u, err := url.Parse(rawURL)
 	if err != nil {
 		d.Error = err.Error()
 		return nil, nil, time.Time{}

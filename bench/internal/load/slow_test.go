@@ -63,9 +63,10 @@ func TestUploadAnsweredEarly(t *testing.T) {
 
 // TestHeldOutcome holds a connection against a raw listener that ends it
 // its own way, and checks that the slow client names it, for slow headers
-// silent and idle keep-alive connections (answered first) all.
+// silent and idle keep-alive connections (answered first) and slow TLS
+// handshakes all (an answer, to a slow hello, is any byte).
 func TestHeldOutcome(t *testing.T) {
-	for _, kind := range []string{KindHeaders, KindSilent, KindIdle} {
+	for _, kind := range []string{KindHeaders, KindSilent, KindIdle, KindTLS} {
 		for _, tc := range []struct {
 			name, want string
 			serve      func(c *net.TCPConn)
@@ -99,7 +100,7 @@ func TestHeldOutcome(t *testing.T) {
 					}
 				}
 				addr := rawServer(t, serve)
-				spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(kind))
+				spec := NewSpec("http://"+addr, "t", WithDownloads(1), WithSlowKind(kind), WithTLSURL("https://"+addr))
 				spec.HoldFor, spec.HeaderGap, spec.FastCount = 300*time.Millisecond, 20*time.Millisecond, 0
 				res, err := Run(context.Background(), spec)
 				require.NoError(t, err)
@@ -116,6 +117,8 @@ func TestHeldOutcome(t *testing.T) {
 						assert.Zero(t, d.Bytes, "silent")
 					case KindIdle:
 						assert.Equal(t, http.StatusOK, d.Status, "its one request answered")
+					case KindTLS:
+						assert.True(t, d.Bytes >= 5 && d.Bytes <= 16, "a hello's byte every 20 ms for 300 ms: %d", d.Bytes)
 					}
 				}
 			})

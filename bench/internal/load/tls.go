@@ -1,0 +1,107 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"time"
+)
+
+// The slow TLS client (KindTLS): it opens a TCP connection to a TLS
+// listener and sends a real ClientHello one byte every HeaderGap, so a
+// server that handshakes in its worker (Gunicorn's sync worker with
+// --certfile) waits in that handshake, as it waits for slow headers. The
+// hello is crypto/tls's own, for the URL's host name, so what the server
+// has read by any moment is a prefix of a handshake it would accept.
+
+// tlsRecordHandshake is a TLS record's content type for handshake
+// messages (RFC 8446, 5.1); tlsRecordHeader is a record's header length.
+const (
+	tlsRecordHandshake = 0x16
+	tlsRecordHeader    = 5
+)
+
+// clientHello is the first record a crypto/tls client sends to
+// serverName: its ClientHello, whole. The handshake runs over a pipe whose
+// far end reads that record and closes.
+func clientHello(serverName string) ([]byte, error) {
+	c, s := net.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = tls.Client(c, &tls.Config{ServerName: serverName, InsecureSkipVerify: true, NextProtos: []string{"http/1.1"}}).Handshake()
+		c.Close()
+	}()
+	defer func() { s.Close(); <-done }()
+	s.SetDeadline(time.Now().Add(5 * time.Second))
+	rec := make([]byte, tlsRecordHeader)
+	if _, err := io.ReadFull(s, rec); err != nil {
+		return nil, fmt.Errorf("load: ClientHello: %w", err)
+	}
+	if rec[0] != tlsRecordHandshake {
+		return nil, fmt.Errorf("load: ClientHello: record type %#x, want a handshake (%#x)", rec[0], tlsRecordHandshake)
+	}
+	rec = append(rec, make([]byte, binary.BigEndian.Uint16(rec[3:5]))...)
+	if _, err := io.ReadFull(s, rec[tlsRecordHeader:]); err != nil {
+		return nil, fmt.Errorf("load: ClientHello: %w", err)
+	}
+	return rec, nil
+}
+
+// checkTLSURL names a TLSURL that is not an https:// URL.
+func checkTLSURL(u string) error {
+	if p, err := url.Parse(u); err != nil || p.Scheme != "https" || p.Host == "" {
+		return fmt.Errorf("load: TLSURL %q: want an https:// URL", u)
+	}
+	return nil
+}
+
+// slowHello holds a connection to TLSURL's host for HoldFor, sending its
+// ClientHello a byte every HeaderGap (the first at once); a hello sent
+// whole before HoldFor is over is then left to the server. Whatever the
+// server does meanwhile ends the hold early and is recorded: it sends a
+// record (Status -1: an alert, or its ServerHello to a whole hello),
+// closes (EOF) or resets the connection. Bytes counts the hello's bytes
+// sent, Expected its length.
+func slowHello(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+	d := Download{ID: id, Kind: KindTLS, Start: time.Since(runStart)}
+	u, err := url.Parse(spec.TLSURL)
+	if err != nil {
+		d.Error = err.Error()
+		return d
+	}
+	hello, err := clientHello(u.Hostname())
+	if err != nil {
+		d.Error = err.Error()
+		return d
+	}
+	d.Expected = int64(len(hello))
+	conn, _, began := dialHeld(ctx, spec, spec.TLSURL, &d)
+	if conn == nil {
+		return d
+	}
+	defer conn.Close()
+	// The server's side: its first byte, its close or its reset.
+	ended := make(chan serverEnd, 1)
+	go func() {
+		if _, err := bufio.NewReaderSize(conn, 16).ReadByte(); err != nil {
+			ended <- serverEnd{err: err}
+			return
+		}
+		ended <- serverEnd{status: -1}
+	}()
+	d.holdSending(ctx, spec, conn, began, ended, func() error {
+		if d.Bytes == d.Expected {
+			return nil
+		}
+		n, err := conn.Write(hello[d.Bytes : d.Bytes+1])
+		d.Bytes += int64(n)
+		return err
+	})
+	return d
+}
