@@ -39,6 +39,11 @@ func (s *Session) Guard(deadline time.Duration, log io.Writer) (stop func()) {
 		timer = t.C
 	}
 	handle := func(sig os.Signal) {
+		// Further signals wait for the purge: a signal that came with
+		// done is handled after signal.Stop has put it back at its
+		// default, and make test's script repeats its INT or TERM for
+		// up to 5 s (fixtures/host/testbin.sh).
+		signal.Ignore(syscall.SIGINT, syscall.SIGTERM)
 		if s.OnStop != nil {
 			s.OnStop()
 		}
