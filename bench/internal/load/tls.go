@@ -61,7 +61,8 @@ func checkTLSURL(u string) error {
 	return nil
 }
 
-// slowHello holds a connection to TLSURL's host for HoldFor, sending its
+// slowHello holds a connection to TLSURL's host (port 443 unless it names
+// one) for HoldFor, sending its
 // ClientHello a byte every HeaderGap (the first at once); a hello sent
 // whole before HoldFor is over is then left to the server. Whatever the
 // server does meanwhile ends the hold early and is recorded: it sends a
@@ -81,7 +82,10 @@ func slowHello(ctx context.Context, spec Spec, id string, runStart time.Time) Do
 		return d
 	}
 	d.Expected = int64(len(hello))
-	conn, _, began := dialHeld(ctx, spec, spec.TLSURL, &d)
+	if u.Port() == "" {
+		u.Host = net.JoinHostPort(u.Hostname(), "443")
+	}
+	conn, _, began := dialHeld(ctx, spec, u.String(), &d)
 	if conn == nil {
 		return d
 	}

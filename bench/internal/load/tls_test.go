@@ -89,7 +89,7 @@ func TestSlowHelloIsAcceptedWhole(t *testing.T) {
 	})
 	_, port, err := net.SplitHostPort(addr)
 	require.NoError(t, err)
-	spec := tlsSpec("localhost:"+port, 10*time.Second, time.Millisecond)
+	spec := tlsSpec("localhost:"+port, 30*time.Second, time.Millisecond)
 	res, err := Run(context.Background(), spec)
 	require.NoError(t, err)
 	d := res.Downloads[0]
