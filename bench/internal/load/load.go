@@ -50,7 +50,8 @@ type Spec struct {
 	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
 	// SlowKind is what the slow clients do: KindRead ("" too), KindUpload,
-	// KindHeaders, KindSilent, KindIdle or KindTLS.
+	// KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read or
+	// KindH2Streams.
 	SlowKind string `json:"slow_kind,omitempty"`
 	// ConnectRate, when above 0, starts the slow clients this many a
 	// second, the k-th k/ConnectRate after the run's start, instead of
@@ -89,6 +90,11 @@ type Spec struct {
 	// TLSURL is a KindTLS client's target, an https:// URL: its host is
 	// dialled, its host name is the hello's server name.
 	TLSURL string `json:"tls_url,omitempty"`
+	// H2Streams is how many streams a KindH2Read or KindH2Streams client
+	// opens on its one connection (at most MaxH2Streams, and at most what
+	// the server's SETTINGS_MAX_CONCURRENT_STREAMS allows: a stream past
+	// it is recorded as not opened). Each stream is a Download.
+	H2Streams int `json:"h2_streams,omitempty"`
 
 	// Stream, when set, runs one event-stream reader beside the /fast
 	// requester (stream.go).
@@ -345,8 +351,9 @@ func WithDownloads(n int) Option { return func(s *Spec) { s.Downloads = n } }
 // KindHeaders, KindSilent, KindIdle or KindTLS), with that kind's
 // defaults: uploads of DefaultUploadSize at DefaultUploadRate to base's
 // /upload; connections held for DefaultHoldFor, with a header line (or a
-// hello's byte) every DefaultHeaderGap. A KindTLS client's TLSURL is
-// WithTLSURL's.
+// hello's byte) every DefaultHeaderGap; DefaultH2Streams streams a slow
+// HTTP/2 reader, as many as the server allows (up to MaxH2Streams) held
+// ones. A KindTLS client's TLSURL is WithTLSURL's.
 func WithSlowKind(kind string) Option {
 	return func(s *Spec) {
 		s.SlowKind = kind
@@ -356,6 +363,10 @@ func WithSlowKind(kind string) Option {
 			s.UploadSize, s.UploadRate, s.SendBuffer = DefaultUploadSize, DefaultUploadRate, DefaultSendBuffer
 		case KindHeaders, KindSilent, KindIdle, KindTLS:
 			s.HoldFor, s.HeaderGap = DefaultHoldFor, DefaultHeaderGap
+		case KindH2Read:
+			s.H2Streams = DefaultH2Streams
+		case KindH2Streams:
+			s.H2Streams, s.HoldFor = MaxH2Streams, DefaultHoldFor
 		}
 	}
 }
@@ -553,7 +564,7 @@ func (d Download) Outcome() string {
 			return OutcomeTimeout
 		case d.Kind == KindIdle && d.Status == 0:
 			return OutcomeRefused // connected, but its request got no answer
-		case d.Status != 0 && (d.Kind != KindIdle || d.Status != http.StatusOK):
+		case d.Status != 0 && (d.Kind != KindIdle && d.Kind != KindH2Streams || d.Status != http.StatusOK):
 			return OutcomeStatus
 		case d.Error != "":
 			return OutcomeReset
@@ -678,7 +689,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	gc0 := mem.NumGC
 	start := time.Now()
 	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
-		Downloads: make([]Download, spec.Downloads), Fast: make([]FastRequest, spec.FastCount)}
+		Downloads: make([]Download, spec.Downloads*spec.clientsRecords()), Fast: make([]FastRequest, spec.FastCount)}
 	meter := startHiccups(spec.HiccupEvery, start)
 	var wg sync.WaitGroup
 	for k := range spec.Downloads {
@@ -690,7 +701,8 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 				// each lock a thread in the kernel's sleep.
 				time.Sleep(time.Until(start.Add(time.Duration(float64(k) / spec.ConnectRate * float64(time.Second)))))
 			}
-			res.Downloads[k] = slowClient(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start)
+			n := spec.clientsRecords()
+			copy(res.Downloads[k*n:(k+1)*n], slowClient(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start))
 		}()
 	}
 	if spec.Stream != nil {

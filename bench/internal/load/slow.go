@@ -38,6 +38,14 @@ const (
 	// ClientHello one byte every HeaderGap; it closes its connection
 	// HoldFor after connecting (tls.go).
 	KindTLS = "slow-tls"
+	// KindH2Read is a slow HTTP/2 reader: one cleartext HTTP/2
+	// connection with H2Streams streams for LargeURL, each read at
+	// DownloadRate through a window of ReceiveBuffer bytes (h2.go).
+	KindH2Read = "h2-slow-read"
+	// KindH2Streams opens H2Streams streams for LargeURL on one cleartext
+	// HTTP/2 connection with a window of 0, so no body byte may come, and
+	// closes it HoldFor after connecting (h2.go).
+	KindH2Streams = "h2-many-streams"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -59,7 +67,7 @@ const (
 // rather than moving a body: it has no body, so the app keeps no record
 // of it, and it is never Complete.
 func Holds(kind string) bool {
-	return kind == KindHeaders || kind == KindSilent || kind == KindIdle || kind == KindTLS
+	return kind == KindHeaders || kind == KindSilent || kind == KindIdle || kind == KindTLS || kind == KindH2Streams
 }
 
 // validateSlow names the first malformed slow-client field.
@@ -87,8 +95,11 @@ func (s Spec) validateSlow() error {
 		if s.SlowKind == KindTLS {
 			return checkTLSURL(s.TLSURL)
 		}
+	case KindH2Read, KindH2Streams:
+		return s.validateH2()
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q or %q", s.SlowKind, KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
+			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams)
 	}
 	return nil
 }
@@ -100,8 +111,18 @@ func checkURL(u string) error {
 	return nil
 }
 
-// slowClient runs one slow client of spec's kind.
-func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+// slowClient runs one slow client of spec's kind: its records, one but
+// for the HTTP/2 kinds' streams (Spec.clientsRecords).
+func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) []Download {
+	switch spec.SlowKind {
+	case KindH2Read, KindH2Streams:
+		return h2Client(ctx, spec, id, runStart)
+	}
+	return []Download{slowConn(ctx, spec, id, runStart)}
+}
+
+// slowConn runs one slow client of a kind that opens one connection.
+func slowConn(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	switch spec.SlowKind {
 	case KindUpload:
 		return upload(ctx, spec, id, runStart)
