@@ -41,21 +41,13 @@ const (
 // HTTP/2 allows 2^31-1 bytes, the lab's slow readers ask for kilobytes.
 const maxH2Window = 16 << 20
 
-// validateH2 names the first malformed field of an HTTP/2 slow client.
+// validateH2 names the first malformed field an HTTP/2 slow client has
+// beyond its slow reader's or its held connection's (validateSlow).
 func (s Spec) validateH2() error {
 	if s.H2Streams < 1 || s.H2Streams > MaxH2Streams {
 		return fmt.Errorf("load: H2Streams %d: want 1 to %d streams a connection", s.H2Streams, MaxH2Streams)
 	}
-	if s.SlowKind == KindH2Streams {
-		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
-			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
-		}
-		return nil
-	}
-	if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
-		return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
-	}
-	if s.ReceiveBuffer > maxH2Window {
+	if s.SlowKind == KindH2Read && s.ReceiveBuffer > maxH2Window {
 		return fmt.Errorf("load: ReceiveBuffer %d: a stream's window is at most %d bytes here", s.ReceiveBuffer, maxH2Window)
 	}
 	return nil
@@ -80,6 +72,17 @@ type h2Stream struct {
 	t0                           time.Time // the first DATA frame
 	sent                         time.Time // the request's HEADERS
 	ended, done                  bool      // END_STREAM came; the record is final
+}
+
+// finish makes s's record final at now, with errText as its error, and
+// counts it off remaining; a final record stays as it is.
+func (s *h2Stream) finish(now time.Time, errText string, remaining *int) {
+	if !s.done {
+		s.done = true
+		*remaining--
+		s.d.Completion = now.Sub(s.sent)
+		s.d.Error = errText
+	}
 }
 
 // h2Event is one frame the reader goroutine read, copied out of the
@@ -288,14 +291,7 @@ func takeH2(fr *http2.Framer, streams map[uint32]*h2Stream, ev h2Event, runStart
 	if ev.err != nil {
 		return ev.err
 	}
-	finish := func(s *h2Stream, errText string) {
-		if !s.done {
-			s.done = true
-			*remaining--
-			s.d.Completion = time.Since(s.sent)
-			s.d.Error = errText
-		}
-	}
+	finish := func(s *h2Stream, errText string) { s.finish(time.Now(), errText, remaining) }
 	s := streams[ev.stream]
 	switch ev.typ {
 	case http2.FrameSettings:
@@ -368,9 +364,7 @@ func paceH2(fr *http2.Framer, streams map[uint32]*h2Stream, spec Spec, now time.
 			toConn += s.consumed - s.returned // a closed stream: the connection's window only
 			s.returned = s.consumed
 			if s.consumed == s.received {
-				s.done = true
-				*remaining--
-				s.d.Completion = now.Sub(s.sent)
+				s.finish(now, "", remaining)
 				continue
 			}
 		} else if inc := s.consumed - s.returned; inc >= step {

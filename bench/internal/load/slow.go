@@ -76,18 +76,24 @@ func (s Spec) validateSlow() error {
 		return nil
 	}
 	switch s.SlowKind {
-	case "", KindRead:
+	case "", KindRead, KindH2Read:
 		if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
 			return errors.New("load: DownloadRate, ReadSize, LargeSize and ReceiveBuffer must be positive")
+		}
+		if s.SlowKind == KindH2Read {
+			return s.validateH2()
 		}
 	case KindUpload:
 		if s.UploadRate <= 0 || s.UploadSize <= 0 || s.ReadSize <= 0 || s.SendBuffer <= 0 {
 			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
 		}
 		return checkURL(s.UploadURL)
-	case KindHeaders, KindSilent, KindIdle, KindTLS:
+	case KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Streams:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
+		}
+		if s.SlowKind == KindH2Streams {
+			return s.validateH2()
 		}
 		if (s.SlowKind == KindHeaders || s.SlowKind == KindTLS) && (s.HeaderGap <= 0 || s.HeaderGap > s.HoldFor) {
 			return fmt.Errorf("load: HeaderGap %v: want above 0 and at most HoldFor (%v)", s.HeaderGap, s.HoldFor)
@@ -95,8 +101,6 @@ func (s Spec) validateSlow() error {
 		if s.SlowKind == KindTLS {
 			return checkTLSURL(s.TLSURL)
 		}
-	case KindH2Read, KindH2Streams:
-		return s.validateH2()
 	default:
 		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
 			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams)
