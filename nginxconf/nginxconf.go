@@ -35,6 +35,13 @@ const (
 	// ClientMaxBodyBytes is the template's client_max_body_size (32m):
 	// the largest request body NGINX passes on.
 	ClientMaxBodyBytes = 32 << 20
+	// TLSDir holds a pod's TLS files in whichever container terminates
+	// TLS (NGINX, or a server that does it itself), written there at its
+	// start from the environment: TLSCert is the server's certificate
+	// chain, TLSKey its private key.
+	TLSDir  = "/tmp/lab-tls"
+	TLSCert = TLSDir + "/server.crt"
+	TLSKey  = TLSDir + "/server.key"
 )
 
 //go:embed nginx.conf.tmpl
@@ -71,6 +78,13 @@ type Config struct {
 	// kernel completes while NGINX does not accept); 0 is NGINX's own
 	// default, 511.
 	ListenBacklog int
+	// TLS makes Listen a TLS listener (listen ... ssl) serving TLSCert
+	// and TLSKey; the upstream stays plain HTTP/1.1.
+	TLS bool
+	// HTTP2 adds http2 to a TLS listener (ALPN h2, HTTP/1.1 still
+	// accepted), or, without TLS, makes Listen speak HTTP/2 by prior
+	// knowledge only (h2c): NGINX 1.22 then takes no HTTP/1.1 on it.
+	HTTP2 bool
 	// Buffers are the proxy_buffer* sizes; the zero value is ArticleBuffers.
 	Buffers Buffers
 	// Custom, when set, is a team's own configuration: location blocks
@@ -88,6 +102,11 @@ type Config struct {
 func (c Config) CustomHTTP() bool     { return firstBlock(c.Custom) == "http" }
 func (c Config) CustomLocation() bool { return firstBlock(c.Custom) == "location" }
 func (c Config) CustomServers() bool  { return c.Custom != "" && !c.CustomHTTP() && !c.CustomLocation() }
+
+// CertPath and KeyPath are the TLS listener's files (TLSCert, TLSKey),
+// for the template.
+func (Config) CertPath() string { return TLSCert }
+func (Config) KeyPath() string  { return TLSKey }
 
 // firstBlock is the first directive of a config, past comments and blank
 // lines.
@@ -165,6 +184,12 @@ func WithRequestBuffering(on bool) Option { return func(c *Config) { c.RequestBu
 // WithGzip turns gzip on for text/event-stream.
 func WithGzip(on bool) Option { return func(c *Config) { c.Gzip = on } }
 
+// WithTLS makes the listener TLS (TLSCert, TLSKey).
+func WithTLS(on bool) Option { return func(c *Config) { c.TLS = on } }
+
+// WithHTTP2 adds http2 to the listener.
+func WithHTTP2(on bool) Option { return func(c *Config) { c.HTTP2 = on } }
+
 // WithWorkerConnections sets worker_connections.
 func WithWorkerConnections(n int) Option { return func(c *Config) { c.WorkerConnections = n } }
 
@@ -217,6 +242,9 @@ func (c Config) Validate() error {
 	}
 	if c.ListenBacklog < 0 || c.ListenBacklog > 65535 {
 		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
+	}
+	if (c.TLS || c.HTTP2) && (c.CustomServers() || c.CustomHTTP()) {
+		return fmt.Errorf("nginxconf: TLS %v, HTTP2 %v set the lab's own listen line, which a custom server or http block replaces: want location blocks, or the listen parameters in the custom block", c.TLS, c.HTTP2)
 	}
 	if c.WorkerProcesses != "auto" {
 		if n, err := strconv.Atoi(c.WorkerProcesses); err != nil || n < 1 {

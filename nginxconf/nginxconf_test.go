@@ -152,3 +152,31 @@ func TestRenderConnectionLimits(t *testing.T) {
 	assert.Contains(t, moved, "worker_connections 256;")
 	assert.Contains(t, moved, "listen 127.0.0.1:8080 backlog=16;")
 }
+
+// TestRenderTLS: TLS and http2 change only the listen line and add the
+// certificate's two lines; a custom server block, which has its own
+// listen line, refuses them.
+func TestRenderTLS(t *testing.T) {
+	plain, err := New().Render()
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		opts   []Option
+		listen string
+	}{
+		{[]Option{WithTLS(true)}, "listen 127.0.0.1:8080 ssl;"},
+		{[]Option{WithTLS(true), WithHTTP2(true)}, "listen 127.0.0.1:8080 ssl http2;"},
+		{[]Option{WithHTTP2(true)}, "listen 127.0.0.1:8080 http2;"},
+	} {
+		conf, err := New(tc.opts...).Render()
+		require.NoError(t, err)
+		want := strings.Replace(plain, "listen 127.0.0.1:8080;", tc.listen, 1)
+		if strings.Contains(tc.listen, "ssl") {
+			want = strings.Replace(want, tc.listen, tc.listen+"\n        ssl_certificate "+TLSCert+";\n        ssl_certificate_key "+TLSKey+";", 1)
+		}
+		assert.Equal(t, want, conf, tc.listen)
+	}
+	_, err = New(WithTLS(true), func(c *Config) { c.Custom = "server {\n listen 127.0.0.1:8080;\n}" }).Render()
+	require.ErrorContains(t, err, "custom server or http block")
+	_, err = New(WithTLS(true), func(c *Config) { c.Custom = "location / { proxy_pass http://app; }" }).Render()
+	require.NoError(t, err)
+}
