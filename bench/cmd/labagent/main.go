@@ -46,6 +46,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -123,17 +125,26 @@ func runGet(args []string, stdout io.Writer) error {
 	timeout := fs.Duration("timeout", 30*time.Second, "whole-request timeout")
 	status := fs.Int("status", http.StatusOK, "fail unless the answer has this status")
 	retry := fs.Duration("retry", 0, "try again every 10ms until an answer passes or this long has passed (0: once)")
+	caPEM := fs.String("ca", "", "an https URL's only trusted certificate, PEM (the pod's CA)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("get takes one URL")
 	}
+	tr := &http.Transport{DisableKeepAlives: true}
+	if *caPEM != "" {
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM([]byte(*caPEM)) {
+			return errors.New("get: -ca holds no PEM certificate")
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+	}
 	var res getResult
 	var err error
 	for end := time.Now().Add(*retry); ; time.Sleep(getRetryEvery) {
 		res = getResult{URL: fs.Arg(0)}
-		err = get(&res, *id, *timeout)
+		err = get(&res, *id, *timeout, tr)
 		if err == nil && res.Status != *status {
 			err = fmt.Errorf("status %d, want %d", res.Status, *status)
 		}
@@ -156,7 +167,7 @@ func runGet(args []string, stdout io.Writer) error {
 // getRetryEvery is get -retry's interval.
 const getRetryEvery = 10 * time.Millisecond
 
-func get(res *getResult, id string, timeout time.Duration) error {
+func get(res *getResult, id string, timeout time.Duration, tr *http.Transport) error {
 	req, err := http.NewRequest(http.MethodGet, res.URL, nil)
 	if err != nil {
 		return err
@@ -165,7 +176,7 @@ func get(res *getResult, id string, timeout time.Duration) error {
 	if id != "" {
 		req.Header.Set("X-Lab-Id", id)
 	}
-	client := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+	client := &http.Client{Timeout: timeout, Transport: tr}
 	start := time.Now()
 	resp, err := client.Do(req)
 	if err != nil {

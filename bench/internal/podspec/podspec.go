@@ -151,6 +151,10 @@ type Config struct {
 	TCPWmem string `json:"tcp_wmem"`
 	// ReadyWait bounds how long Start waits for /fast to answer 200.
 	ReadyWait time.Duration `json:"ready_wait_ns"`
+	// TLS makes the entry point speak TLS: the front door (Proxy's own TLS
+	// setting, which must agree) or, directly, the server (ServeTLS).
+	// URL is then https; tls.go says how the files reach the container.
+	TLS bool `json:"tls,omitempty"`
 	// Sampler adds the /proc sampler's container: it joins the namespaces
 	// with CAP_SYS_PTRACE to read the others' /proc, in its own cgroup with
 	// no CPU quota, so sampling never eats a measured container's budget.
@@ -161,14 +165,23 @@ type Config struct {
 // the server.
 func (c Config) URL(path string) string {
 	if c.Proxy != nil {
-		return "http://" + c.Proxy.Listen + path
+		return c.scheme(true) + "://" + c.Proxy.Listen + path
 	}
 	return c.AppURL(path)
 }
 
 // AppURL is path at the WSGI server itself.
 func (c Config) AppURL(path string) string {
-	return fmt.Sprintf("http://127.0.0.1:%d%s", c.Server.ListenPort(), path)
+	return fmt.Sprintf("%s://127.0.0.1:%d%s", c.scheme(c.Proxy == nil), c.Server.ListenPort(), path)
+}
+
+// scheme is https for the hop that terminates TLS (entry: the pod's entry
+// point), http for the others.
+func (c Config) scheme(entry bool) string {
+	if c.TLS && entry {
+		return "https"
+	}
+	return "http"
 }
 
 // Option changes a Config.
@@ -273,5 +286,5 @@ func (c Config) Validate() error {
 	if c.ReadyWait <= 0 {
 		return errors.New("podspec: ReadyWait must be positive")
 	}
-	return nil
+	return c.validateTLS()
 }

@@ -222,3 +222,6 @@ const varnishDir = "/tmp/varnish"
 
 var varnishArgs = []string{"-n", varnishDir, "-j", "none", "-s", "malloc,16m",
 	"-p", "thread_pools=1", "-p", "thread_pool_min=10", "-p", "thread_pool_max=50", "-p", "vsl_space=1M"}
+
+// TLS is whether c's front door terminates TLS: NGINX with TLS set.
+func (c Config) TLS() bool { return c.Kind == KindNginx && c.Nginx != nil && c.Nginx.TLS }

@@ -63,6 +63,8 @@ type Session struct {
 	// the series writes its reports.
 	OnStop func()
 	oom    oomWatch
+	// tls is the series' certificate authority (tls.go).
+	tls sessionCA
 	// live holds the ids of the containers this process started and has
 	// not removed yet: the lab's share of the host's CPU (package safety).
 	live sync.Map

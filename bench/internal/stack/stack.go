@@ -15,6 +15,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,16 +128,29 @@ func (p *Pod) start(t TB) error {
 	// The other containers only join the client's namespaces: they are
 	// created at once, which takes a pod's start from about 1.8 s to 1.2 s
 	// here. No measurement runs yet.
+	// A pod that speaks TLS carries the series' files to the container
+	// that terminates it: the server's, directly (its command writes them
+	// first), or the proxy's.
+	var tlsEnv []string
+	if c.TLS {
+		if tlsEnv, err = p.tlsEnv(); err != nil {
+			return err
+		}
+	}
+	cmd, appEnv := c.Server.Cmd, []string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}
+	if c.TLS && c.Proxy == nil {
+		cmd, appEnv = podspec.WritingTLS(cmd), append(appEnv, tlsEnv...)
+	}
 	appOpts := &dockertest.RunOptions{
-		Repository: repo, Tag: tag, Cmd: c.Server.Cmd, WorkingDir: wsgiapp.Dir,
-		Env: append([]string{"LAB_WRITES_LOG=" + podspec.WritesLog, "PYTHONUNBUFFERED=1"}, c.Server.Env...), Labels: p.labels(podspec.RoleApp), Name: p.name(podspec.RoleApp),
+		Repository: repo, Tag: tag, Cmd: cmd, WorkingDir: wsgiapp.Dir,
+		Env: append(appEnv, c.Server.Env...), Labels: p.labels(podspec.RoleApp), Name: p.name(podspec.RoleApp),
 	}
 	if c.Server.Image != "" {
 		// A team's image: its command is the whole command line, whatever
 		// ENTRYPOINT the image sets.
 		appOpts.Repository, appOpts.Tag = image.SplitRef(c.Server.Image)
 		appOpts.WorkingDir = ""
-		appOpts.Entrypoint, appOpts.Cmd = c.Server.Cmd[:1], c.Server.Cmd[1:]
+		appOpts.Entrypoint, appOpts.Cmd = cmd[:1], cmd[1:]
 	}
 	if c.Server.Dir != "" {
 		appOpts.WorkingDir = c.Server.Dir
@@ -170,10 +184,14 @@ func (p *Pod) start(t TB) error {
 			wg.Wait()
 			return err
 		}
+		cmd := proxy.Shell(d, *c.Proxy, d.Run(*c.Proxy, d.ConfPath()))
+		if c.TLS {
+			cmd = podspec.WritingTLS(cmd)
+		}
 		create(&p.Proxy, &dockertest.RunOptions{
-			Repository: repo, Tag: tag, Env: append([]string{proxy.EnvVar + "=" + conf}, d.Env()...),
+			Repository: repo, Tag: tag, Env: slices.Concat([]string{proxy.EnvVar + "=" + conf}, d.Env(), tlsEnv),
 			Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
-			Cmd: proxy.Shell(d, *c.Proxy, d.Run(*c.Proxy, d.ConfPath())),
+			Cmd: cmd,
 		}, p.join, p.limit(c.ProxyLimits))
 	}
 	if c.Sampler {
@@ -339,7 +357,11 @@ func (p *Pod) waitReady() error {
 			}
 		}
 		path, status := p.Config.Server.Ready()
-		if _, last = p.Exec(p.Client, image.AgentPath, "get", "-timeout", "2s", "-retry", readyRetry.String(), "-status", strconv.Itoa(status), p.URL(path)); last != nil {
+		args := []string{image.AgentPath, "get", "-timeout", "2s", "-retry", readyRetry.String(), "-status", strconv.Itoa(status)}
+		if ca := p.CAPEM(); ca != nil {
+			args = append(args, "-ca", string(ca))
+		}
+		if _, last = p.Exec(p.Client, append(args, p.URL(path))...); last != nil {
 			// A server whose worker the OOM killer ended may only restart
 			// it, forever: say so now, not after ReadyWait.
 			if oom := p.OOMKilled(); oom != nil {
