@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"cmp"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -90,6 +91,13 @@ type Spec struct {
 	// TLSURL is a KindTLS client's target, an https:// URL: its host is
 	// dialled, its host name is the hello's server name.
 	TLSURL string `json:"tls_url,omitempty"`
+	// CAPEM is the only certificate an https:// URL's server is trusted
+	// under (the pod's CA), PEM; required when any URL is https. /fast,
+	// its baseline and the downloads then handshake TLS on each new
+	// connection, with no session resumption: a new client's full cost.
+	CAPEM string `json:"ca_pem,omitempty"`
+	// tlsConf is CAPEM's client config, made once by Run.
+	tlsConf *tls.Config
 	// H2Streams is how many streams a KindH2Read or KindH2Streams client
 	// opens on its one connection (at most MaxH2Streams, and at most what
 	// the server's SETTINGS_MAX_CONCURRENT_STREAMS allows: a stream past
@@ -418,6 +426,14 @@ func (s Spec) Validate() error {
 			return err
 		}
 	}
+	if _, err := s.clientTLS(); err != nil {
+		return err
+	}
+	for _, u := range []string{s.LargeURL, s.FastURL, s.UploadURL} {
+		if strings.HasPrefix(u, "https://") && s.CAPEM == "" {
+			return fmt.Errorf("load: %s is https: want CAPEM, the certificate its server is trusted under", u)
+		}
+	}
 	if err := s.validateSlow(); err != nil {
 		return err
 	}
@@ -675,6 +691,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	if err := awaitReady(ctx, spec.After, cmp.Or(spec.AfterWait, DefaultAfterWait)); err != nil {
 		return Result{}, err
 	}
+	spec.tlsConf, _ = spec.clientTLS() // Validate has parsed it
 	var watch *lagWatch
 	var done <-chan struct{} // closed when the run stops early
 	if spec.StopOnLag != nil {
@@ -754,7 +771,7 @@ func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Tim
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
-	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, nil)
+	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, spec.tlsConf, nil)
 	p.Latency = watch.end(seq, began)
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
@@ -794,7 +811,7 @@ func rawExchange(ctx context.Context, spec Spec, seq int) FastRequest {
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
 	began := time.Now()
-	conn, err := plainDialer.DialContext(ctx, "tcp", u.Host)
+	conn, err := dialURL(ctx, u, plainDialer, spec.tlsConf)
 	if err == nil {
 		_, err = conn.Write(req)
 		for err == nil {
@@ -820,7 +837,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	defer cancel()
 	var sent time.Time
 	var pc *pacedConn
-	status, n, framing, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), func(c net.Conn) net.Conn {
+	status, n, framing, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted = receiveBuffer(c)
 		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
@@ -875,11 +892,11 @@ func framingOf(resp *http.Response) string {
 }
 
 // exchange sends one GET over a new connection (Connection: close) and
-// reads the whole body. wrap, when set, wraps the connection after the
-// request is written. It returns the status, the body length and its
+// reads the whole body; an https URL's connection is TLS under tc. wrap,
+// when set, wraps the connection after the request is written. It returns the status, the body length and its
 // framing; a body its framing says is cut short (a Content-Length not
 // met, a chunked body without its last chunk) is an error.
-func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap func(net.Conn) net.Conn) (int, int64, string, error) {
+func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, tc *tls.Config, wrap func(net.Conn) net.Conn) (int, int64, string, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return 0, 0, "", err
@@ -887,14 +904,11 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 	if dialer == nil {
 		dialer = plainDialer
 	}
-	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
+	conn, err := dialURL(ctx, u, dialer, tc)
 	if err != nil {
-		return 0, 0, "", fmt.Errorf("connect: %w", err)
+		return 0, 0, "", err
 	}
 	defer conn.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		conn.SetDeadline(dl)
-	}
 	defer cutOnStop(ctx, conn)()
 	req := "GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n"
 	if id != "" {
@@ -923,6 +937,9 @@ func exchange(ctx context.Context, rawURL, id string, dialer *net.Dialer, wrap f
 }
 
 func receiveBuffer(c net.Conn) int {
+	if t, ok := c.(*tls.Conn); ok {
+		c = t.NetConn()
+	}
 	sc, ok := c.(syscall.Conn)
 	if !ok {
 		return 0

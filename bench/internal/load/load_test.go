@@ -129,7 +129,7 @@ func TestRunReportsAShortBody(t *testing.T) {
 func TestSpecValidate(t *testing.T) {
 	assert.NoError(t, NewSpec("http://127.0.0.1:8000", "x").Validate())
 	bad := NewSpec("ftp://x", "x")
-	assert.ErrorContains(t, bad.Validate(), "not an http:// URL")
+	assert.ErrorContains(t, bad.Validate(), "not an http:// or https:// URL")
 	neg := NewSpec("http://127.0.0.1:8000", "x", WithDownloads(-1))
 	assert.ErrorContains(t, neg.Validate(), "negative")
 }

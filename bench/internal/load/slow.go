@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -75,6 +76,9 @@ func (s Spec) validateSlow() error {
 	if s.Downloads == 0 {
 		return nil
 	}
+	if err := s.plainOnly(); err != nil {
+		return err
+	}
 	switch s.SlowKind {
 	case "", KindRead, KindH2Read:
 		if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
@@ -108,9 +112,28 @@ func (s Spec) validateSlow() error {
 	return nil
 }
 
+// plainOnly names a URL that is https where the slow client writes plain
+// TCP: an upload's, the HTTP/2 clients' (h2c by prior knowledge) and the
+// header and idle clients' (they write HTTP/1.1 to FastURL's host).
+func (s Spec) plainOnly() error {
+	var u, what string
+	switch s.SlowKind {
+	case KindUpload:
+		u, what = s.UploadURL, "UploadURL"
+	case KindH2Read, KindH2Streams:
+		u, what = s.LargeURL, "LargeURL"
+	case KindHeaders, KindIdle:
+		u, what = s.FastURL, "FastURL"
+	}
+	if strings.HasPrefix(u, "https://") {
+		return fmt.Errorf("load: %s %s is https, but %s clients write plain TCP: want an http:// URL", what, u, s.SlowKind)
+	}
+	return nil
+}
+
 func checkURL(u string) error {
-	if p, err := url.Parse(u); err != nil || p.Scheme != "http" || p.Host == "" {
-		return fmt.Errorf("load: %q is not an http:// URL", u)
+	if p, err := url.Parse(u); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+		return fmt.Errorf("load: %q is not an http:// or https:// URL", u)
 	}
 	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -108,4 +110,46 @@ func slowHello(ctx context.Context, spec Spec, id string, runStart time.Time) Do
 		return err
 	})
 	return d
+}
+
+// clientTLS is CAPEM's client config: nil when CAPEM is empty, an error
+// when it holds no certificate. Each connection handshakes in full (no
+// session cache), as a new client does.
+func (s Spec) clientTLS() (*tls.Config, error) {
+	if s.CAPEM == "" {
+		return nil, nil
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM([]byte(s.CAPEM)) {
+		return nil, errors.New("load: CAPEM holds no PEM certificate")
+	}
+	return &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}, nil
+}
+
+// dialURL connects to u's host with dialer under ctx's deadline; an
+// https URL's connection is then TLS under tc (for u's host name), its
+// handshake done before it returns.
+func dialURL(ctx context.Context, u *url.URL, dialer *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	https := u.Scheme == "https"
+	if https && tc == nil {
+		return nil, fmt.Errorf("connect: %s is https, and no CAPEM says whom to trust", u)
+	}
+	conn, err := dialer.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %w", err)
+	}
+	if dl, ok := ctx.Deadline(); ok {
+		conn.SetDeadline(dl)
+	}
+	if !https {
+		return conn, nil
+	}
+	c := tc.Clone()
+	c.ServerName = u.Hostname()
+	t := tls.Client(conn, c)
+	if err := t.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("tls handshake: %w", err)
+	}
+	return t, nil
 }

@@ -3,8 +3,12 @@ package load
 import (
 	"context"
 	"crypto/tls"
+	"io"
+	"log"
 	"net"
+	"net/http/httptest"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -123,5 +127,81 @@ func TestSlowTLSSpecValidate(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// tlsServer is server's mux behind TLS, under a CA of its own; it counts
+// the handshakes it completed.
+func tlsServer(t *testing.T, size int) (url string, ca *tlsca.CA, handshakes *atomic.Int64) {
+	srv, _ := server(t, size)
+	srv.Close()
+	ca, err := tlsca.New(0, "127.0.0.1")
+	require.NoError(t, err)
+	conf, err := ca.ServerConfig()
+	require.NoError(t, err)
+	handshakes = new(atomic.Int64)
+	conf.VerifyConnection = func(tls.ConnectionState) error { handshakes.Add(1); return nil }
+	s := httptest.NewUnstartedServer(srv.Config.Handler)
+	s.TLS = conf
+	s.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused handshakes
+	s.StartTLS()
+	t.Cleanup(s.Close)
+	return s.URL, ca, handshakes
+}
+
+// TestRunOverTLS: /fast, its baseline and a paced download go over TLS
+// to an https URL, each on a connection of its own that handshakes in
+// full under the CA the spec names, and the download is paced as over
+// plain TCP; another CA's server is refused, and an https URL without
+// CAPEM is refused before anything is sent.
+func TestRunOverTLS(t *testing.T) {
+	const size = 256 << 10
+	u, ca, handshakes := tlsServer(t, size)
+	spec := NewSpec(u, "t", WithDownloads(1), WithBaseline(3))
+	spec.CAPEM = string(ca.CertPEM)
+	spec.LargeSize, spec.DownloadRate = size, 2<<20 // 125 ms
+	spec.FastCount, spec.FastRate = 4, 40
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	d := res.Downloads[0]
+	assert.True(t, d.Complete(), "%+v", d)
+	assert.InDelta(t, 0.125, d.Completion.Seconds(), 0.05, "paced completion")
+	assert.Equal(t, 2*DefaultReceiveBuffer, d.ReceiveBufferGranted, "the TLS connection's own socket")
+	for _, p := range res.Fast {
+		assert.True(t, p.OK(res.Spec), "%+v", p)
+	}
+	require.Len(t, res.Baseline, 3)
+	for _, p := range res.Baseline {
+		assert.Empty(t, p.Error)
+		assert.Greater(t, p.Bytes, int64(12), "the raw exchange's header and body, decrypted")
+	}
+	assert.EqualValues(t, 1+4+3, handshakes.Load(), "one full handshake a connection")
+
+	other, err := tlsca.New(0, "127.0.0.1")
+	require.NoError(t, err)
+	spec.CAPEM, spec.Downloads, spec.BaselineRequests = string(other.CertPEM), 0, 0
+	res, err = Run(context.Background(), spec)
+	require.NoError(t, err)
+	for _, p := range res.Fast {
+		assert.Contains(t, p.Error, "tls handshake: tls: failed to verify certificate")
+	}
+
+	spec.CAPEM = ""
+	_, err = Run(context.Background(), spec)
+	assert.ErrorContains(t, err, "is https: want CAPEM")
+	spec.CAPEM = "not a certificate"
+	_, err = Run(context.Background(), spec)
+	assert.ErrorContains(t, err, "CAPEM holds no PEM certificate")
+}
+
+// TestPlainOnlyKinds: a slow client that writes plain TCP refuses an
+// https URL, naming the field.
+func TestPlainOnlyKinds(t *testing.T) {
+	for kind, field := range map[string]string{KindUpload: "UploadURL", KindH2Read: "LargeURL", KindH2Streams: "LargeURL", KindHeaders: "FastURL", KindIdle: "FastURL"} {
+		spec := NewSpec("https://127.0.0.1:1", "t", WithDownloads(1), WithSlowKind(kind))
+		spec.CAPEM, spec.UploadURL = "x", "https://127.0.0.1:1/upload"
+		err := spec.plainOnly()
+		assert.ErrorContains(t, err, field+" https://", kind)
+		assert.ErrorContains(t, err, "want an http:// URL", kind)
 	}
 }
