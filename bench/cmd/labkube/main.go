@@ -103,6 +103,10 @@ func render(args []string) error {
 		}
 		cs, r := pick(plan)
 		for _, c := range cs {
+			if err := kube.Renderable(c); err != nil {
+				fmt.Fprintln(os.Stderr, "labkube: left out:", err)
+				continue
+			}
 			conds, runs[c.ID] = append(conds, c), r(c)
 		}
 	}

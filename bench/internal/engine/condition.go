@@ -25,10 +25,13 @@ import (
 
 // Path is how clients reach the server, with the pod options it takes.
 type Path struct {
-	// ID is "direct", "nginx-off" or "nginx-on".
+	// ID is "direct", "nginx-off" or "nginx-on", or another front door's.
 	ID string
 	// Proxy is the front door in front of the server; nil is direct.
 	Proxy *proxy.Config
+	// TLS makes the path's entry point speak TLS: Proxy's, which must
+	// then be NGINX with its TLS set, or the server's own (podspec.ServeTLS).
+	TLS bool
 }
 
 // The three paths of article A.
@@ -37,6 +40,26 @@ var (
 	NginxOff = nginxPath(false)
 	NginxOn  = nginxPath(true)
 )
+
+// The TLS paths: the server terminating TLS itself (Gunicorn's
+// --certfile, Uvicorn's --ssl-certfile, uWSGI's --https-socket), or
+// NGINX terminating it with buffering off or on and forwarding plain
+// HTTP/1.1.
+var (
+	DirectTLS   = Path{ID: "direct-tls", TLS: true}
+	NginxTLSOff = nginxTLSPath(false)
+	NginxTLSOn  = nginxTLSPath(true)
+)
+
+func nginxTLSPath(buffering bool) Path {
+	id := "nginx-tls-off"
+	if buffering {
+		id = "nginx-tls-on"
+	}
+	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithTLS(true)))
+	p.TLS = true
+	return p
+}
 
 func nginxPath(buffering bool) Path {
 	id := "nginx-off"
@@ -52,13 +75,27 @@ func NginxPath(id string, s nginxconf.Config) Path {
 	return Path{ID: id, Proxy: &c}
 }
 
-// Option is the pod option that puts this path in front of the server.
+// Option is the pod option that puts this path in front of the server:
+// its front door, and TLS at its entry point.
 func (p Path) Option() podspec.Option {
-	if p.Proxy == nil {
-		return podspec.WithProxy(nil)
+	return func(c *podspec.Config) {
+		podspec.WithTLS(p.TLS)(c)
+		if p.Proxy == nil {
+			podspec.WithProxy(nil)(c)
+			return
+		}
+		pc := *p.Proxy
+		podspec.WithProxy(&pc)(c)
 	}
-	c := *p.Proxy
-	return podspec.WithProxy(&c)
+}
+
+// server is s as path p runs it: terminating TLS itself on a direct TLS
+// path (podspec.ServeTLS), else as it is.
+func (p Path) server(s podspec.Server) (podspec.Server, error) {
+	if !p.TLS || p.Proxy != nil {
+		return s, nil
+	}
+	return podspec.ServeTLS(s)
 }
 
 // TCPProfile is the network namespace's TCP memory sysctls.
@@ -191,7 +228,7 @@ const (
 )
 
 // slowKinds are the accepted SlowKinds.
-var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle}
+var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS}
 
 // reads is whether c's slow clients are slow readers (downloads).
 func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
@@ -215,8 +252,10 @@ func (c Condition) Validate() error {
 		return errors.New("engine: condition has no ID")
 	case len(c.Server.Cmd) == 0:
 		return fmt.Errorf("engine: condition %s: Server has no command", c.ID)
-	case c.Path.ID == "" || (c.Path.ID == Direct.ID) != (c.Path.Proxy == nil):
-		return fmt.Errorf("engine: condition %s: Path %q: want direct (no proxy) or an NGINX path with its config", c.ID, c.Path.ID)
+	case c.Path.ID == "" || (c.Path.ID == Direct.ID || c.Path.ID == DirectTLS.ID) != (c.Path.Proxy == nil):
+		return fmt.Errorf("engine: condition %s: Path %q: want direct or direct-tls (no proxy), or a front door's path with its config", c.ID, c.Path.ID)
+	case c.Path.TLS && c.Path.Proxy != nil && !c.Path.Proxy.TLS():
+		return fmt.Errorf("engine: condition %s: Path %s is TLS, but its %s front door does not terminate TLS: want NGINX with nginxconf.WithTLS", c.ID, c.Path.ID, c.Path.Proxy.Kind)
 	case !slices.Contains(slowKinds, c.SlowKind):
 		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
 	case c.Downloads < 0 || c.Downloads > c.maxSlowClients():
@@ -247,6 +286,9 @@ func (c Condition) Validate() error {
 	if err := c.Target.validate(c); err != nil {
 		return err
 	}
+	if _, err := c.Path.server(c.Server); err != nil {
+		return fmt.Errorf("engine: condition %s: Path %s: %w", c.ID, c.Path.ID, err)
+	}
 	return c.Pod("validate:only").Validate()
 }
 
@@ -272,7 +314,11 @@ func (t *Target) validate(c Condition) error {
 
 // Pod is the pod this condition runs in, on the lab image imageRef.
 func (c Condition) Pod(imageRef string) podspec.Config {
-	opts := []podspec.Option{podspec.WithServer(c.Server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
+	server, err := c.Path.server(c.Server)
+	if err != nil {
+		server = c.Server // Validate names the error; the pod's own Validate refuses it too
+	}
+	opts := []podspec.Option{podspec.WithServer(server), c.Path.Option(), podspec.WithTCPMem(c.TCP.Rmem, c.TCP.Wmem)}
 	if c.Path.Proxy != nil && c.Server.Port != 0 {
 		opts = append(opts, podspec.WithProxy(forwardingTo(*c.Path.Proxy, c.Server)))
 	}
@@ -299,6 +345,8 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 	case c.SlowKind == load.KindUpload:
 		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
+	case c.SlowKind == load.KindTLS:
+		s.TLSURL = base
 	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate

@@ -168,9 +168,29 @@ var OutliveTimeout = Column{ID: "outlive-timeout", Clients: 1,
 		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, 1<<20
 	}}
 
+// SlowTLS opens TLS connections and sends each one's ClientHello a byte
+// every 500 ms, never finished within the hold: directly to a server that
+// terminates TLS itself, and to NGINX terminating it with buffering off
+// and on.
+var SlowTLS = Column{ID: "slow-tls", Clients: 2,
+	Text:  "slow TLS handshakes: a ClientHello sent a byte every 500 ms, never finished, held 9.5 s; /fast over TLS",
+	Paths: []Path{DirectTLS, NginxTLSOff, NginxTLSOn},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind = n, load.KindTLS
+		c.ClientCPUs = max(c.ClientCPUs, TLSClientCPUs)
+	}}
+
+// TLSClientCPUs is the client's CPU quota under slow TLS handshakes: each
+// /fast request is a full handshake in the client too (ECDSA P-256, an
+// X25519 key share), about a millisecond of CPU. At article A's 0.20
+// core, the client's throttled periods reached 5.1 to 5.7 ms into /fast
+// p95s of 5 to 8 ms, and the redo rule discarded those runs as the
+// client's own stalls (3 of 27 cells, one of them twice).
+const TLSClientCPUs = 0.5
+
 // MatrixColumns and MatrixPaths span the matrix with MatrixRows.
 var (
-	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout}
+	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, SlowTLS}
 	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
 )
 
@@ -352,8 +372,8 @@ func MatrixVerdicts() []verdict.Verdict {
 // plan runs the cells they read): verdict.Matrix's but uWSGI's plain
 // generator's stall (its offload twin asserts the same and more),
 // verdict.SlowClients, and sync's protection behind buffering on, which
-// reads article A's nginx-on-2dl, and the front doors' verdicts about
-// sync.
+// reads article A's nginx-on-2dl, the front doors' verdicts about sync,
+// and sync's two slow-TLS cells (its own TLS, NGINX's with buffering on).
 func CIMatrixVerdicts() []verdict.Verdict {
 	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
 	vs = append(vs, verdict.SlowClients...)
@@ -363,6 +383,13 @@ func CIMatrixVerdicts() []verdict.Verdict {
 	for _, c := range MatrixCells() {
 		if c.Column == SlowRead.ID && c.Path == NginxOn.ID && c.Row == MatrixRows[0].ID {
 			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+		}
+		// Slow TLS handshakes: sync's stall when it terminates TLS itself,
+		// and NGINX's shield with buffering on, once each: 8.9 s against
+		// the stall line of 1 s, and 5.1 ms against it.
+		if c.Column == SlowTLS.ID && c.Row == MatrixRows[0].ID && (c.Path == DirectTLS.ID || c.Path == NginxTLSOn.ID) {
+			r, _ := verdict.RuleFor(c.Column, c.Row, c.Path)
+			vs = append(vs, verdict.CellVerdict(r, c.Row, c.Path, c.Condition.ID))
 		}
 	}
 	return vs

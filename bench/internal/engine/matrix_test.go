@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/tlsca"
 	"wsgilab/bench/internal/verdict"
 )
 
@@ -56,8 +57,9 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	}
 	// 98 cells of the newer columns on the article's paths, plus the sync
 	// row behind each front door under slow headers and silent
-	// connections and behind each upload door under slow uploads.
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors)
+	// connections and behind each upload door under slow uploads, plus
+	// every row on the 3 TLS paths under slow TLS handshakes.
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*len(MatrixRows)
 	assert.Equal(t, newer-len(named), rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
 }
 
@@ -128,16 +130,36 @@ func TestOutliveTimeoutColumn(t *testing.T) {
 		"gunicorn-gevent-2", "gunicorn-gevent-2", "gunicorn-uvicorn-2", "gunicorn-uvicorn-2"}, rows)
 }
 
+// Each cell's load is valid against its own pod's entry point; a TLS
+// path's is https, with /fast and the slow TLS clients going there.
 func TestSlowKindLoads(t *testing.T) {
+	ca, err := tlsca.New(0, "127.0.0.1")
+	require.NoError(t, err)
 	for _, c := range MatrixCells() {
-		spec := c.Condition.Load("http://127.0.0.1:8000", "x")
+		pod := c.Condition.Pod("img")
+		require.NoError(t, pod.Validate(), c.Condition.ID)
+		base := pod.URL("")
+		spec := c.Condition.Load(base, "x")
+		if pod.TLS {
+			spec.CAPEM = string(ca.CertPEM)
+		}
 		require.NoError(t, spec.Validate(), c.Condition.ID)
 		switch c.Column {
 		case SlowUpload.ID:
-			assert.Equal(t, "http://127.0.0.1:8000/upload", spec.UploadURL)
+			assert.Equal(t, base+"/upload", spec.UploadURL)
 			assert.EqualValues(t, 16<<20, spec.UploadSize)
 		case SlowHeaders.ID, Silent.ID:
 			assert.Equal(t, 9500*time.Millisecond, spec.HoldFor)
+		case SlowTLS.ID:
+			assert.True(t, pod.TLS)
+			assert.Equal(t, "https://127.0.0.1:"+map[bool]string{true: "8000", false: "8080"}[c.Path == DirectTLS.ID], base)
+			assert.Equal(t, base, spec.TLSURL)
+			assert.Equal(t, base+"/fast", spec.FastURL)
+			assert.Equal(t, 9500*time.Millisecond, spec.HoldFor)
+			assert.Equal(t, c.Path == DirectTLS.ID, strings.HasSuffix(pod.Server.ID, "-tls"), "the server terminates TLS itself only directly")
+		}
+		if c.Column != SlowTLS.ID {
+			assert.False(t, pod.TLS, c.Condition.ID)
 		}
 	}
 	bad := MatrixCells()[0].Condition
@@ -162,8 +184,9 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// slow read: every row on 3 paths and the front doors; headers and
 	// silent: every row on 3 paths, the sync row behind the front doors;
 	// uploads on 4, the sync row behind the upload doors; the worker
-	// timeout on the 4 Gunicorn rows, 2 paths.
-	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4)+2*len(FrontDoors)+len(UploadDoors)+4*2)
+	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
+	// the 3 TLS paths.
+	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4+3)+2*len(FrontDoors)+len(UploadDoors)+4*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -200,10 +223,10 @@ func TestCapacitySteps(t *testing.T) {
 	// article A's cells, and the steps the capacity verdicts read.
 	// The ci plan runs every row directly but sync's and gthread's
 	// (article A's) and uWSGI's plain generator, the 7 cells the
-	// slow-client verdicts read, sync behind every front door, and
-	// gthread's steps at 3 and 4.
+	// slow-client verdicts read, sync behind every front door, sync's
+	// two slow-TLS cells and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3+len(FrontDoors)+7+2)
+	assert.Len(t, ci, len(MatrixRows)-3+len(FrontDoors)+7+2+2)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

@@ -20,6 +20,10 @@ var pathPhrases = map[string]string{
 	NginxIngress.ID:        "behind NGINX at the ingress-nginx controller's defaults",
 	NginxReadAhead1M.ID:    "behind NGINX reading about 1 MiB of each response ahead",
 	Varnish.ID:             "behind Varnish passing every request",
+	DirectTLS.ID:           "direct, your server terminating TLS itself",
+	NginxTLSOff.ID:         "behind NGINX terminating TLS, proxy_buffering off",
+	NginxTLSOn.ID:          "behind NGINX terminating TLS, proxy_buffering on",
+	"nginx-tls-custom":     "behind your NGINX config terminating TLS",
 }
 
 // pathPhrase names path id in advice: pathPhrases', or the front door

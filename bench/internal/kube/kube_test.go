@@ -53,7 +53,7 @@ func TestRenderedJobs(t *testing.T) {
 	}{
 		// Stock and article-host TCP memory, each direct and behind NGINX.
 		{"article-a", plan.Conditions, func(c engine.Condition) int { return c.Runs(engine.DefaultRuns) }, 4},
-		{"matrix", plan.Matrix, func(engine.Condition) int { return plan.MatrixRuns }, 0},
+		{"matrix", renderable(t, plan.Matrix), func(engine.Condition) int { return plan.MatrixRuns }, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := opts
@@ -187,4 +187,23 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 	}
 	_, err := Render(nil, one, opts)
 	assert.ErrorContains(t, err, "no condition to render")
+}
+
+// renderable are cs less those Render refuses (Renderable): under ci, the
+// matrix's two slow-TLS cells, and nothing else.
+func renderable(t *testing.T, cs []engine.Condition) []engine.Condition {
+	var out []engine.Condition
+	var left []string
+	for _, c := range cs {
+		if err := Renderable(c); err != nil {
+			assert.ErrorContains(t, err, "speaks TLS")
+			_, err := Render([]engine.Condition{c}, func(engine.Condition) int { return 1 }, opts)
+			assert.ErrorContains(t, err, "speaks TLS", "Render refuses what Renderable does")
+			left = append(left, c.ID)
+			continue
+		}
+		out = append(out, c)
+	}
+	assert.Equal(t, []string{"matrix-slow-tls-gunicorn-sync-2-direct-tls", "matrix-slow-tls-gunicorn-sync-2-nginx-tls-on"}, left)
+	return out
 }

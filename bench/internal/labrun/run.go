@@ -121,7 +121,8 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	// two execs run at once, and LoadStartS holds both starts.
 	ld := c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
-	if l.Safety != nil { // the redo rule is on: its client meters its hiccups
+	ld.CAPEM = string(pod.CAPEM()) // empty unless the pod speaks TLS
+	if l.Safety != nil {           // the redo rule is on: its client meters its hiccups
 		ld.HiccupEvery = disturb.HiccupEvery(l.Settings.Safety.Redo)
 		if !l.WholeRuns { // and a run it will discard stops early
 			ld.StopOnLag = disturb.LagStop(l.Settings.Safety.Redo)

@@ -74,6 +74,15 @@ var CellRules = []CellRule{
 		Why: "NGINX reads the header itself and connects upstream only once it is whole: the server never sees the client"},
 	{Column: silent, Paths: nginxPaths, Expect: ExpectProtected,
 		Why: "NGINX holds the silent connection and never connects upstream"},
+	{Column: slowTLS, Paths: []string{directTLS}, Rows: blockingReaders, Expect: ExpectStalled,
+		Why: "each sync worker accepts a connection and runs its TLS handshake itself, waiting in recv for a ClientHello that never ends; /fast waits to be accepted " +
+			"(p95 8.89 to 8.94 s over 3 runs of each of the 5 rows, against the stall line of 1 s)"},
+	{Column: slowTLS, Paths: []string{directTLS}, Expect: ExpectNoStall,
+		Why: "a thread of gthread's 4, a greenlet or the event loop waits for each hello, and the rest serve /fast; /fast pays its own handshake on the server's quarter core " +
+			"(p95 3.9 to 5.1 ms, gthread's 12.5 to 14.6 ms over 3 runs), so the stall line of 1 s, not the protected one, is the verdict"},
+	{Column: slowTLS, Expect: ExpectNoStall,
+		Why: "NGINX runs the handshake itself and connects upstream only once a request is whole: the server never sees the slow client; /fast pays a handshake on NGINX's 0.20 core " +
+			"(p95 3.1 to 6.0 ms over 3 runs of every row, with buffering off as on, against the stall line of 1 s)"},
 	{Column: outliveTimeout, Paths: []string{direct}, Rows: []string{syncRow}, Expect: ExpectCut,
 		Why: "the sync worker blocked in its send never notifies the arbiter, which kills it at --timeout"},
 	{Column: outliveTimeout, Expect: ExpectProtected,
@@ -110,8 +119,11 @@ func CellVerdict(r CellRule, row, path, id string) Verdict {
 }
 
 func pathText(path string) string {
-	if path == direct {
+	switch path {
+	case direct:
 		return "directly"
+	case directTLS:
+		return "directly over its own TLS"
 	}
 	return "behind " + path
 }

@@ -140,7 +140,9 @@ const (
 	slowHeaders    = "slow-headers"
 	silent         = "silent"
 	outliveTimeout = "outlive-timeout"
+	slowTLS        = "slow-tls"
 	direct         = "direct"
+	directTLS      = "direct-tls"
 	nginxOn        = "nginx-on"
 	reqbufOff      = "nginx-on-reqbuf-off"
 )
