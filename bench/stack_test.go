@@ -32,13 +32,13 @@ var exampleStacks = []struct {
 	texts    []string
 	full     bool
 }{
-	{"sync", "sync.yaml", false, []string{"stalls at 2 slow readers"}, false},
+	{"sync", "sync.yaml", false, []string{"stalls at 2 slow readers", "stalls at 2 slow TLS handshakes"}, false},
 	{"haproxy", "haproxy.yaml", false, []string{"stalls at 2 slow readers"}, true},
 	{"flask", "flask/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"django", "django/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"fastapi", "fastapi/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"gthread", "gthread.yaml", true, []string{"none up to 3 slow readers"}, true},
-	{"nginx-buffered", "nginx-buffered.yaml", true, []string{"none up to 3 slow readers"}, true},
+	{"nginx-buffered", "nginx-buffered.yaml", true, []string{"none up to 3 slow readers", "none up to 3 slow TLS handshakes"}, true},
 	{"image", "image/stack.yaml", true, []string{"none up to 3 silent connections"}, true},
 }
 

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"wsgilab/bench/internal/load"
 
 	"wsgilab/bench/internal/podspec"
@@ -53,6 +54,9 @@ type StackCheck struct {
 	// AppLimits and ProxyLimits are the file's, nil for article A's.
 	AppLimits, ProxyLimits *podspec.Limits
 	Behaviours             []StackBehaviour
+	// TLSPath is Path with TLS at its entry point (tlsTwin), for the slow
+	// TLS handshakes; zero unless the file requires them.
+	TLSPath Path
 	// ExpectFails marks an example stack meant to fail a requirement:
 	// its verdicts fail all the same, and say that they were meant to.
 	ExpectFails bool
@@ -75,6 +79,7 @@ var stackColumns = []struct {
 	{SlowUpload, "slow uploads", func(r stackfile.Requires) int { return r.SlowUploads }},
 	{SlowHeaders, "slow-header clients", func(r stackfile.Requires) int { return r.SlowHeaders }},
 	{Silent, "silent connections", func(r stackfile.Requires) int { return r.SilentConnections }},
+	{SlowTLS, "slow TLS handshakes", func(r stackfile.Requires) int { return r.SlowTLS }},
 }
 
 // NewStackCheck makes f's check. f must be valid (stackfile.Load); a
@@ -130,6 +135,19 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	// checked with as in the one it runs.
 	if sc.Path.Proxy != nil {
 		sc.Path.Proxy = forwardingTo(*sc.Path.Proxy, srv)
+	}
+	if f.Requires.SlowTLS > 0 {
+		p, err := tlsTwin(sc.Path)
+		if err == nil {
+			_, err = p.server(srv)
+		}
+		if err == nil && p.Proxy != nil {
+			err = p.Proxy.Validate()
+		}
+		if err != nil {
+			return StackCheck{}, fmt.Errorf("stack file %s: requires.slow_tls %d: want a path the lab can put TLS on: %w", f.Name, f.Requires.SlowTLS, err)
+		}
+		sc.TLSPath = p
 	}
 
 	p := f.Paths
@@ -213,7 +231,11 @@ func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
 // condition is the matrix's cell of the stack's row on its path under n
 // of col's clients, aimed at the team's paths and limits.
 func (sc StackCheck) condition(id string, col Column, n int) Condition {
-	c, _ := cell(id, col, sc.Row, sc.Path, n) // every stack column takes every row
+	p := sc.Path
+	if col.ID == SlowTLS.ID {
+		p = sc.TLSPath
+	}
+	c, _ := cell(id, col, sc.Row, p, n) // every stack column takes every row
 	c.AppLimits, c.ProxyLimits = sc.AppLimits, sc.ProxyLimits
 	t := sc.Target
 	c.Target = &t
@@ -255,4 +277,26 @@ func (sc StackCheck) steps(b StackBehaviour) []CapacityStep {
 		out = append(out, CapacityStep{Row: sc.Row.ID, Column: b.Column.ID, Clients: n, Condition: sc.Step(b, n)})
 	}
 	return out
+}
+
+// tlsTwin is path p with TLS at its entry point: the server's own
+// directly (DirectTLS), or NGINX's, its settings (a team's location
+// blocks too) kept; another front door has none the lab can set.
+func tlsTwin(p Path) (Path, error) {
+	switch {
+	case p.TLS:
+		return p, nil
+	case p.Proxy == nil:
+		return DirectTLS, nil
+	case p.Proxy.Kind != proxy.KindNginx:
+		return Path{}, fmt.Errorf("the lab terminates TLS in NGINX or in the server itself, not in %s", p.Proxy.Kind)
+	}
+	c := *p.Proxy
+	n := nginxconf.New()
+	if c.Nginx != nil {
+		n = *c.Nginx
+	}
+	n.TLS = true
+	c.Nginx = &n
+	return Path{ID: strings.Replace(p.ID, "nginx", "nginx-tls", 1), Proxy: &c, TLS: true}, nil
 }

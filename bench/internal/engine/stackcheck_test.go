@@ -11,6 +11,7 @@ import (
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stackfile"
+	"wsgilab/nginxconf"
 )
 
 func loadStack(t *testing.T, name string) StackCheck {
@@ -28,7 +29,7 @@ func TestStackConditions(t *testing.T) {
 	sc := loadStack(t, "sync.yaml").WithImage("wsgilab-stack:abc")
 	assert.Equal(t, "2 sync workers", sc.Info.Describe())
 	assert.Equal(t, 2, sc.Row.Concurrency)
-	require.Len(t, sc.Behaviours, 1)
+	require.Len(t, sc.Behaviours, 2)
 	b := sc.Behaviours[0]
 	assert.Equal(t, SlowRead.ID, b.Column.ID)
 	assert.Equal(t, []int{1, 2, 3}, b.Steps())
@@ -47,6 +48,23 @@ func TestStackConditions(t *testing.T) {
 	assert.Equal(t, "http://127.0.0.1:8000/export", spec.LargeURL)
 	assert.EqualValues(t, 16<<20, spec.LargeSize)
 	assert.Equal(t, 2, spec.Downloads)
+
+	// Its slow TLS handshakes: the team's server terminating TLS itself,
+	// the fast path over TLS too.
+	tb := sc.Behaviours[1]
+	assert.Equal(t, SlowTLS.ID, tb.Column.ID)
+	tstep := sc.Step(tb, 2)
+	require.NoError(t, tstep.Validate())
+	assert.Equal(t, DirectTLS.ID, tstep.Path.ID)
+	tpod := tstep.Pod("lab:1")
+	assert.True(t, tpod.TLS)
+	assert.Contains(t, tpod.Server.Cmd, "--certfile")
+	assert.Equal(t, "https://127.0.0.1:8000", tpod.URL(""))
+	tspec := tstep.Load(tpod.URL(""), "x")
+	assert.Equal(t, "https://127.0.0.1:8000/healthz", tspec.FastURL)
+	assert.Equal(t, "https://127.0.0.1:8000", tspec.TLSURL)
+	assert.Equal(t, load.KindTLS, tspec.SlowKind)
+	assert.False(t, sc.Baseline().Path.TLS, "the baseline is the plain path's")
 
 	// The team's own image on its own port, behind nothing; its steps.
 	im := loadStack(t, "image/stack.yaml")
@@ -80,8 +98,9 @@ func TestStackConditions(t *testing.T) {
 	assert.EqualValues(t, 128<<20, pod.ProxyLimits.Memory)
 
 	vs := sc.Verdicts()
-	require.Len(t, vs, 1)
+	require.Len(t, vs, 2)
 	assert.Equal(t, "stack-shop-sync-slow-read-requirement", vs[0].ID)
+	assert.Equal(t, "stack-shop-sync-slow-tls-requirement", vs[1].ID)
 	assert.Equal(t, []string{"stack-shop-sync-baseline"}, vs[0].Check.Needs())
 }
 
@@ -229,5 +248,29 @@ func TestStackHundreds(t *testing.T) {
 	}
 	assert.EqualValues(t, 32<<10, sc.Step(b, 300).ReadRate, "the stack file's pace")
 	assert.EqualValues(t, ConnClientMemory, sc.Step(s, 8192).ClientMemory)
-	assert.Len(t, sc.Verdicts(), 1, "the file's own requirement, not these")
+	assert.Len(t, sc.Verdicts(), 2, "the file's own requirements (slow readers, slow TLS), not these")
+}
+
+// A stack's slow TLS handshakes run on its path's TLS twin: NGINX's
+// settings kept (a team's location blocks too); a team's server blocks,
+// which set their own listen line, are refused before anything starts.
+func TestStackTLSPath(t *testing.T) {
+	sc := loadStack(t, "nginx-buffered.yaml")
+	assert.Equal(t, NginxTLSOn.ID, sc.TLSPath.ID)
+	assert.True(t, sc.TLSPath.Proxy.Nginx.TLS)
+	assert.True(t, sc.TLSPath.Proxy.Nginx.Buffering)
+	assert.False(t, sc.Path.Proxy.Nginx.TLS, "the plain path is left as it was")
+
+	own := nginxconf.New()
+	own.Custom = "location / { proxy_pass http://app; }"
+	p, err := tlsTwin(NginxPath("nginx-custom", own))
+	require.NoError(t, err)
+	assert.Equal(t, "nginx-tls-custom", p.ID)
+	require.NoError(t, p.Proxy.Validate())
+	own.Custom = "server { listen 127.0.0.1:8080; location / { proxy_pass http://app; } }"
+	p, err = tlsTwin(NginxPath("nginx-custom", own))
+	require.NoError(t, err)
+	assert.ErrorContains(t, p.Proxy.Validate(), "custom server or http block")
+	_, err = tlsTwin(doorPath("haproxy", ""))
+	assert.ErrorContains(t, err, "not in haproxy")
 }

@@ -163,6 +163,12 @@ type Requires struct {
 	SlowUploads       int `yaml:"slow_uploads"`
 	SlowHeaders       int `yaml:"slow_headers"`
 	SilentConnections int `yaml:"silent_connections"`
+	// SlowTLS is slow TLS handshakes (a ClientHello a byte every 500 ms),
+	// with the fast path over TLS too: the server terminates TLS itself
+	// when proxy.mode is none (app: only, whose server's flags the lab
+	// knows), else NGINX does (buffering-on or -off, or location blocks
+	// of the team's own config).
+	SlowTLS int `yaml:"slow_tls"`
 	// SlowReadKiBs is the slow readers' pace in KiB/s; 0 is
 	// DefaultSlowReadKiBs, article A's 2 MiB/s. Hundreds of readers read
 	// slowly: the check's last step reads at most MaxTotalReadKiBs.

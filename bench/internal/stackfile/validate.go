@@ -119,7 +119,8 @@ func (f File) check() (*Tree, error) {
 	r := f.Requires
 	required := false
 	for field, b := range map[string][2]int{"slow_readers": {r.SlowReaders, MaxSlowReaders}, "slow_uploads": {r.SlowUploads, MaxClients},
-		"slow_headers": {r.SlowHeaders, MaxHeldClients}, "silent_connections": {r.SilentConnections, MaxHeldClients}} {
+		"slow_headers": {r.SlowHeaders, MaxHeldClients}, "silent_connections": {r.SilentConnections, MaxHeldClients},
+		"slow_tls": {r.SlowTLS, MaxHeldClients}} {
 		if n, most := b[0], b[1]; n < 0 || n > most {
 			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", most))
 		}
@@ -139,8 +140,16 @@ func (f File) check() (*Tree, error) {
 		bad("requires.slow_read_kib_s", rate, fmt.Sprintf("at least %d KiB/s: a slow reader reads paths.large (%d bytes) within %d s",
 			(f.Paths.Large.Bytes+1024*MaxReadSeconds-1)/(1024*MaxReadSeconds), f.Paths.Large.Bytes, MaxReadSeconds))
 	}
+	if r.SlowTLS > 0 {
+		switch kind := f.Proxy.DoorKind(); {
+		case kind != proxy.KindNginx:
+			bad("requires.slow_tls", r.SlowTLS, fmt.Sprintf("0 behind %s: the lab terminates TLS in NGINX (proxy.kind nginx) or in your server itself (proxy.mode none)", kind))
+		case f.Proxy.None() && f.App == nil:
+			bad("requires.slow_tls", r.SlowTLS, "0 with image: and proxy.mode none: the lab knows the TLS flags of the servers it starts from app: only; put NGINX in front (proxy.mode buffering-on)")
+		}
+	}
 	if !required {
-		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections above 0")
+		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls above 0")
 	}
 	if r.FastP95Ms < 0 || r.FastP95Ms > MaxP95Ms {
 		bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("0 (the default, %d) to %d", DefaultFastP95Ms, MaxP95Ms))
