@@ -244,7 +244,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
 	}
 	if (c.TLS || c.HTTP2) && (c.CustomServers() || c.CustomHTTP()) {
-		return fmt.Errorf("nginxconf: TLS %v, HTTP2 %v set the lab's own listen line, which a custom server or http block replaces: want location blocks, or the listen parameters in the custom block", c.TLS, c.HTTP2)
+		return fmt.Errorf("nginxconf: TLS %v, HTTP2 %v set the lab's own listen line, which a custom server or http block replaces: want location blocks inside the lab's server", c.TLS, c.HTTP2)
 	}
 	if c.WorkerProcesses != "auto" {
 		if n, err := strconv.Atoi(c.WorkerProcesses); err != nil || n < 1 {

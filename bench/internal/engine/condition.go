@@ -230,6 +230,9 @@ const (
 // slowKinds are the accepted SlowKinds.
 var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS}
 
+// tlsKinds are the SlowKinds whose clients speak TLS on a TLS path.
+var tlsKinds = []string{"", load.KindRead, load.KindSilent, load.KindTLS}
+
 // reads is whether c's slow clients are slow readers (downloads).
 func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
 
@@ -254,8 +257,16 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Server has no command", c.ID)
 	case c.Path.ID == "" || (c.Path.ID == Direct.ID || c.Path.ID == DirectTLS.ID) != (c.Path.Proxy == nil):
 		return fmt.Errorf("engine: condition %s: Path %q: want direct or direct-tls (no proxy), or a front door's path with its config", c.ID, c.Path.ID)
-	case c.Path.TLS && c.Path.Proxy != nil && !c.Path.Proxy.TLS():
-		return fmt.Errorf("engine: condition %s: Path %s is TLS, but its %s front door does not terminate TLS: want NGINX with nginxconf.WithTLS", c.ID, c.Path.ID, c.Path.Proxy.Kind)
+	case c.Path.Proxy == nil && c.Path.TLS != (c.Path.ID == DirectTLS.ID):
+		return fmt.Errorf("engine: condition %s: Path %s with TLS %v: want direct without TLS, or direct-tls with it", c.ID, c.Path.ID, c.Path.TLS)
+	case c.Path.Proxy != nil && c.Path.TLS != c.Path.Proxy.TLS():
+		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, but its %s front door's TLS is %v: want both (NGINX with nginxconf.WithTLS), or neither", c.ID, c.Path.ID, c.Path.TLS, c.Path.Proxy.Kind, c.Path.Proxy.TLS())
+	case c.SlowKind == load.KindTLS && !c.Path.TLS:
+		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
+	case c.Path.TLS && c.Downloads > 0 && !slices.Contains(tlsKinds, c.SlowKind):
+		return fmt.Errorf("engine: condition %s: SlowKind %q on TLS path %s: want one of %q, whose clients speak TLS", c.ID, c.SlowKind, c.Path.ID, tlsKinds)
+	case c.Path.TLS && c.Stream != nil:
+		return fmt.Errorf("engine: condition %s: an event stream on TLS path %s: want a plain path (the stream reader speaks plain HTTP)", c.ID, c.Path.ID)
 	case !slices.Contains(slowKinds, c.SlowKind):
 		return fmt.Errorf("engine: condition %s: SlowKind %q: want one of %q", c.ID, c.SlowKind, slowKinds)
 	case c.Downloads < 0 || c.Downloads > c.maxSlowClients():

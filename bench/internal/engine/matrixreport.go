@@ -84,7 +84,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 			Basis: r.Basis, Capacity: []report.Capacity{}, Stack: true}
 		for _, b := range sc.Behaviours {
 			if c := capacity(b.Column, sc.steps(b), byID); c != nil {
-				c.Path = sc.Path.ID
+				c.Path = sc.PathOf(b).ID
 				row.Capacity = append(row.Capacity, *c)
 			}
 		}

@@ -64,7 +64,14 @@ func TestStackConditions(t *testing.T) {
 	assert.Equal(t, "https://127.0.0.1:8000/healthz", tspec.FastURL)
 	assert.Equal(t, "https://127.0.0.1:8000", tspec.TLSURL)
 	assert.Equal(t, load.KindTLS, tspec.SlowKind)
-	assert.False(t, sc.Baseline().Path.TLS, "the baseline is the plain path's")
+	assert.False(t, sc.Baseline().Path.TLS, "the check's baseline is the plain path's")
+	tbase := sc.BaselineOf(tb)
+	assert.Equal(t, "stack-shop-sync-slow-tls-0", tbase.ID, "slow TLS has its own, over TLS")
+	assert.Equal(t, DirectTLS.ID, tbase.Path.ID)
+	assert.Equal(t, 0, tbase.Downloads)
+	require.NoError(t, tbase.Validate())
+	assert.Equal(t, sc.Baseline().ID, sc.BaselineOf(b).ID)
+	assert.Equal(t, []string{tbase.ID}, sc.Verdicts()[1].Check.Needs())
 
 	// The team's own image on its own port, behind nothing; its steps.
 	im := loadStack(t, "image/stack.yaml")

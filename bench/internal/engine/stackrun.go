@@ -72,10 +72,16 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 				break
 			}
 		}
+		base := st.Baseline
+		if b.Baseline != nil { // its own path's (slow TLS: over TLS)
+			base = *b.Baseline
+		}
 		switch {
-		case st.Baseline.State == StateNoData:
-			b.Text = "no data: the lab could not measure the baseline, with no slow client: " + st.Baseline.Why
-		case st.Baseline.State != StateHeld:
+		case base.State == StateNoData:
+			b.Text = "no data: the lab could not measure the baseline, with no slow client: " + base.Why
+		case base.State != StateHeld && b.Baseline != nil:
+			b.Text = fmt.Sprintf("the fast path breaks %g ms on %s with no slow client", st.FastP95Ms, b.Path)
+		case base.State != StateHeld:
 			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client", st.FastP95Ms)
 		case b.StallsAt > 0 && b.Steps[len(b.Steps)-1].State == StateNoData:
 			b.Text = fmt.Sprintf("no data at %d %s: %s", b.StallsAt, b.Noun, b.Steps[len(b.Steps)-1].Why)

@@ -100,6 +100,12 @@ func matrixFindings(m *report.Matrix) []string {
 	}
 	var out []string
 	for _, col := range m.Columns {
+		// A column's direct path and NGINX-buffering-on path: the plain
+		// ones, or for slow TLS their TLS twins.
+		directID, onID, tls := "direct", "nginx-on", ""
+		if slices.Contains(col.Paths, "direct-tls") {
+			directID, onID, tls = "direct-tls", "nginx-tls-on", " terminating TLS"
+		}
 		direct := map[string][]string{}
 		var onNot []string
 		onRan, directRan := 0, false
@@ -114,13 +120,13 @@ func matrixFindings(m *report.Matrix) []string {
 					everywhere[r.ID] = false
 				}
 			}
-			if c, ok := class[[3]string{col.ID, r.ID, "direct"}]; ok {
+			if c, ok := class[[3]string{col.ID, r.ID, directID}]; ok {
 				directRan = true
 				if c == report.ClassStalled || c == report.ClassFailed {
 					direct[c] = append(direct[c], r.ID)
 				}
 			}
-			if c, ok := class[[3]string{col.ID, r.ID, "nginx-on"}]; ok {
+			if c, ok := class[[3]string{col.ID, r.ID, onID}]; ok {
 				onRan++
 				if c != report.ClassProtected {
 					onNot = append(onNot, r.ID+" ("+c+")")
@@ -131,7 +137,7 @@ func matrixFindings(m *report.Matrix) []string {
 		var parts []string
 		for _, c := range []string{report.ClassStalled, report.ClassFailed} {
 			if rows := direct[c]; len(rows) > 0 {
-				parts = append(parts, fmt.Sprintf(" %s directly: %s", c, strings.Join(rows, ", ")))
+				parts = append(parts, fmt.Sprintf(" %s directly%s: %s", c, map[bool]string{true: " (their own TLS)"}[tls != ""], strings.Join(rows, ", ")))
 			}
 		}
 		if len(parts) == 0 && directRan {
@@ -140,11 +146,11 @@ func matrixFindings(m *report.Matrix) []string {
 		switch {
 		case onRan == 0:
 		case len(onNot) == 0 && onRan == rows:
-			parts = append(parts, " behind NGINX with proxy_buffering on, every setup protected")
+			parts = append(parts, " behind NGINX"+tls+" with proxy_buffering on, every setup protected")
 		case len(onNot) == 0:
-			parts = append(parts, fmt.Sprintf(" behind NGINX with proxy_buffering on, every setup this series ran there protected (%d of %d)", onRan, rows))
+			parts = append(parts, fmt.Sprintf(" behind NGINX%s with proxy_buffering on, every setup this series ran there protected (%d of %d)", tls, onRan, rows))
 		default:
-			parts = append(parts, " behind NGINX with proxy_buffering on, not protected: "+strings.Join(onNot, ", "))
+			parts = append(parts, " behind NGINX"+tls+" with proxy_buffering on, not protected: "+strings.Join(onNot, ", "))
 		}
 		if len(parts) > 0 {
 			out = append(out, line+strings.Join(parts, ";")+".")

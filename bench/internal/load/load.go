@@ -429,6 +429,9 @@ func (s Spec) Validate() error {
 	if _, err := s.clientTLS(); err != nil {
 		return err
 	}
+	if err := s.plainOnly(); err != nil {
+		return err
+	}
 	for _, u := range []string{s.LargeURL, s.FastURL, s.UploadURL} {
 		if strings.HasPrefix(u, "https://") && s.CAPEM == "" {
 			return fmt.Errorf("load: %s is https: want CAPEM, the certificate its server is trusted under", u)

@@ -76,9 +76,6 @@ func (s Spec) validateSlow() error {
 	if s.Downloads == 0 {
 		return nil
 	}
-	if err := s.plainOnly(); err != nil {
-		return err
-	}
 	switch s.SlowKind {
 	case "", KindRead, KindH2Read:
 		if s.DownloadRate <= 0 || s.ReadSize <= 0 || s.LargeSize <= 0 || s.ReceiveBuffer <= 0 {
@@ -112,18 +109,24 @@ func (s Spec) validateSlow() error {
 	return nil
 }
 
-// plainOnly names a URL that is https where the slow client writes plain
-// TCP: an upload's, the HTTP/2 clients' (h2c by prior knowledge) and the
-// header and idle clients' (they write HTTP/1.1 to FastURL's host).
+// plainOnly names a URL that is https where a client writes plain TCP:
+// the event-stream reader's, and the slow clients' of an upload (its
+// URL), the HTTP/2 kinds (h2c by prior knowledge, LargeURL) and the
+// header and idle kinds (HTTP/1.1 to FastURL's host).
 func (s Spec) plainOnly() error {
+	if s.Stream != nil && strings.HasPrefix(s.Stream.URL, "https://") {
+		return fmt.Errorf("load: Stream.URL %s is https, but the event-stream reader writes plain TCP: want an http:// URL", s.Stream.URL)
+	}
 	var u, what string
-	switch s.SlowKind {
-	case KindUpload:
-		u, what = s.UploadURL, "UploadURL"
-	case KindH2Read, KindH2Streams:
-		u, what = s.LargeURL, "LargeURL"
-	case KindHeaders, KindIdle:
-		u, what = s.FastURL, "FastURL"
+	if s.Downloads > 0 {
+		switch s.SlowKind {
+		case KindUpload:
+			u, what = s.UploadURL, "UploadURL"
+		case KindH2Read, KindH2Streams:
+			u, what = s.LargeURL, "LargeURL"
+		case KindHeaders, KindIdle:
+			u, what = s.FastURL, "FastURL"
+		}
 	}
 	if strings.HasPrefix(u, "https://") {
 		return fmt.Errorf("load: %s %s is https, but %s clients write plain TCP: want an http:// URL", what, u, s.SlowKind)

@@ -197,11 +197,17 @@ func TestRunOverTLS(t *testing.T) {
 // TestPlainOnlyKinds: a slow client that writes plain TCP refuses an
 // https URL, naming the field.
 func TestPlainOnlyKinds(t *testing.T) {
+	ca, err := tlsca.New(0, "127.0.0.1")
+	require.NoError(t, err)
 	for kind, field := range map[string]string{KindUpload: "UploadURL", KindH2Read: "LargeURL", KindH2Streams: "LargeURL", KindHeaders: "FastURL", KindIdle: "FastURL"} {
 		spec := NewSpec("https://127.0.0.1:1", "t", WithDownloads(1), WithSlowKind(kind))
-		spec.CAPEM, spec.UploadURL = "x", "https://127.0.0.1:1/upload"
-		err := spec.plainOnly()
+		spec.CAPEM, spec.UploadURL = string(ca.CertPEM), "https://127.0.0.1:1/upload"
+		err := spec.Validate()
 		assert.ErrorContains(t, err, field+" https://", kind)
 		assert.ErrorContains(t, err, "want an http:// URL", kind)
 	}
+	spec := NewSpec("https://127.0.0.1:1", "t")
+	spec.CAPEM = string(ca.CertPEM)
+	spec.Stream = &StreamSpec{URL: "https://127.0.0.1:1/events", Events: 1, Timeout: time.Second}
+	assert.ErrorContains(t, spec.plainOnly(), "Stream.URL https://127.0.0.1:1/events is https")
 }

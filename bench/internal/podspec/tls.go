@@ -34,6 +34,9 @@ func ServesTLS(s Server) bool { _, err := ServeTLS(s); return err == nil }
 // --ssl-certfile and --ssl-keyfile (in its event loop). Its id gains
 // -tls. It fails on a server whose flags it does not know.
 func ServeTLS(s Server) (Server, error) {
+	if servingTLS(s) {
+		return Server{}, fmt.Errorf("podspec: TLS: server %s serves TLS already", s.ID)
+	}
 	var flags []string
 	switch {
 	case len(s.Cmd) >= 3 && s.Cmd[0] == "python3" && s.Cmd[2] == "gunicorn":
@@ -45,16 +48,13 @@ func ServeTLS(s Server) (Server, error) {
 		// place of its plain one: address,certificate,key.
 		cmd := slices.Clone(s.Cmd)
 		i := slices.Index(cmd, "--http-socket")
-		if i+1 >= len(cmd) || servingTLS(s) {
+		if i+1 >= len(cmd) {
 			return Server{}, fmt.Errorf("podspec: TLS: server %s: --http-socket has no address", s.ID)
 		}
 		cmd[i], cmd[i+1] = "--https-socket", cmd[i+1]+","+nginxconf.TLSCert+","+nginxconf.TLSKey
 		return s.withTLS(cmd), nil
 	default:
-		return Server{}, fmt.Errorf("podspec: TLS: server %s: want Gunicorn or Uvicorn, whose TLS flags the lab knows, or NGINX in front", s.ID)
-	}
-	if servingTLS(s) {
-		return Server{}, fmt.Errorf("podspec: TLS: server %s serves TLS already", s.ID)
+		return Server{}, fmt.Errorf("podspec: TLS: server %s: want Gunicorn (python3 -m gunicorn), Uvicorn (python3 -m uvicorn) or uWSGI with --http-socket, whose TLS flags the lab knows, or NGINX in front", s.ID)
 	}
 	return s.withTLS(slices.Insert(slices.Clone(s.Cmd), len(s.Cmd)-1, flags...)), nil
 }
@@ -72,9 +72,15 @@ func servingTLS(s Server) bool {
 }
 
 // WritingTLS is cmd run after the TLS files are written from the
-// environment into nginxconf.TLSDir, the key readable by its owner only.
+// environment into nginxconf.TLSDir, the key with mode 0600 (the umask is
+// the key's alone: the server's own files keep theirs); a variable unset
+// or empty stops the container, naming it, before cmd starts. The mode
+// does not hide the key inside the pod: every container runs as the same
+// nobody in one PID namespace, so each could read it through /proc, and
+// the environment carries it. It is a key of one series, trusted only by
+// that series' CA and served on loopback.
 func WritingTLS(cmd []string) []string {
-	script := fmt.Sprintf(`umask 077 && mkdir -p %[1]s && printf '%%s\n' "$%[2]s" > %[3]s && printf '%%s\n' "$%[4]s" > %[5]s && exec "$@"`,
+	script := fmt.Sprintf(`mkdir -p %[1]s && printf '%%s\n' "${%[2]s:?the pod's TLS certificate}" > %[3]s && (umask 077 && printf '%%s\n' "${%[4]s:?the pod's TLS key}" > %[5]s) && exec "$@"`,
 		nginxconf.TLSDir, TLSCertEnv, nginxconf.TLSCert, TLSKeyEnv, nginxconf.TLSKey)
 	return append([]string{"sh", "-c", script, "sh"}, cmd...)
 }

@@ -1,6 +1,10 @@
 package podspec
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,6 +39,8 @@ func TestServeTLS(t *testing.T) {
 	assert.Contains(t, s.Cmd, "127.0.0.1:8000,"+nginxconf.TLSCert+","+nginxconf.TLSKey)
 	assert.NotContains(t, s.Cmd, "--http-socket")
 	assert.True(t, ServesTLS(uw))
+	_, err = ServeTLS(s)
+	assert.ErrorContains(t, err, "serves TLS already", "uWSGI's too")
 	// A stack's server keeps its image, directory, user, port and
 	// readiness.
 	st := Server{ID: "stack-shop", Cmd: []string{"python3", "-m", "gunicorn", "--bind", "127.0.0.1:9000", "shop:app"},
@@ -45,7 +51,7 @@ func TestServeTLS(t *testing.T) {
 	want.ID, want.Cmd = "stack-shop-tls", []string{"python3", "-m", "gunicorn", "--bind", "127.0.0.1:9000", "--certfile", nginxconf.TLSCert, "--keyfile", nginxconf.TLSKey, "shop:app"}
 	assert.Equal(t, want, s)
 	_, err = ServeTLS(Server{ID: "own", Cmd: []string{"./serve.sh"}})
-	assert.ErrorContains(t, err, "want Gunicorn or Uvicorn")
+	assert.ErrorContains(t, err, "want Gunicorn (python3 -m gunicorn)")
 }
 
 // A pod's TLS is whole or refused: the entry point Config.TLS names is
@@ -78,3 +84,37 @@ func TestPodTLS(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// WritingTLS's script writes the certificate and the key (mode 0600, the
+// umask the key's alone) and then execs the command; an unset variable
+// stops it, naming what is missing, before the command runs.
+func TestWritingTLS(t *testing.T) {
+	dir := t.TempDir()
+	argv := WritingTLS([]string{"sh", "-c", `touch "$1"/ran && umask`, "sh", dir})
+	require.Equal(t, []string{"sh", "-c"}, argv[:2])
+	script := strings.ReplaceAll(argv[2], nginxconf.TLSDir, dir+"/tls")
+	run := func(env ...string) (string, error) {
+		cmd := exec.Command("sh", append([]string{"-c", script}, argv[3:]...)...)
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	out, err := run(TLSCertEnv+"=CERT", TLSKeyEnv+"=KEY")
+	require.NoError(t, err, out)
+	for name, want := range map[string]string{"server.crt": "CERT\n", "server.key": "KEY\n"} {
+		b, err := os.ReadFile(filepath.Join(dir, "tls", name))
+		require.NoError(t, err)
+		assert.Equal(t, want, string(b))
+	}
+	fi, err := os.Stat(filepath.Join(dir, "tls", "server.key"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+	assert.FileExists(t, filepath.Join(dir, "ran"))
+	assert.NotEqual(t, "0077", strings.TrimSpace(out), "the command runs under the container's own umask")
+
+	require.NoError(t, os.Remove(filepath.Join(dir, "ran")))
+	out, err = run(TLSCertEnv + "=CERT")
+	assert.Error(t, err)
+	assert.Contains(t, out, "the pod's TLS key")
+	assert.NoFileExists(t, filepath.Join(dir, "ran"), "the command never ran")
+}

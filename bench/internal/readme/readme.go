@@ -40,8 +40,12 @@ func Protection(m *report.Matrix) report.Reporter {
 			cells[[3]string{c.Column, c.Row, c.Path}] = c
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, "Each entry lists the paths on which the setup kept `/fast` protected (p95 under %g ms, nothing failed, every slow client served as its kind expects); after a semicolon, the paths where it stalled (p95 over %g ms), failed (a slow client cut short), was slowed (p95 between the two) or has no data. Paths: `direct`; NGINX with `proxy_buffering` `off` or `on`; `nginx-on-reqbuf-off` is buffering on with `proxy_request_buffering off`.\n\n",
-			m.ProtectedMs, m.StalledMs)
+		tls := ""
+		if slices.ContainsFunc(m.Columns, func(c report.MatrixColumn) bool { return slices.Contains(c.Paths, "direct-tls") }) {
+			tls = " `direct-tls` is the server terminating TLS itself; `nginx-tls-off` and `nginx-tls-on` are NGINX terminating it."
+		}
+		fmt.Fprintf(&b, "Each entry lists the paths on which the setup kept `/fast` protected (p95 under %g ms, nothing failed, every slow client served as its kind expects); after a semicolon, the paths where it stalled (p95 over %g ms), failed (a slow client cut short), was slowed (p95 between the two) or has no data. Paths: `direct`; NGINX with `proxy_buffering` `off` or `on`; `nginx-on-reqbuf-off` is buffering on with `proxy_request_buffering off`.%s\n\n",
+			m.ProtectedMs, m.StalledMs, tls)
 		b.WriteString("| setup |")
 		for _, col := range m.Columns {
 			fmt.Fprintf(&b, " %s (%d) |", col.ID, col.Clients)

@@ -32,6 +32,11 @@ func TestProtectionListsProtectedPaths(t *testing.T) {
 	assert.Contains(t, got, "| setup | slow-read (2) | outlive-timeout (1) |")
 	assert.Contains(t, got, "| `sync` | nginx-on; stalled direct | none; failed direct |")
 	assert.Contains(t, got, "| `uvicorn` | direct, nginx-on | – |", "the column does not apply to uvicorn")
+	assert.NotContains(t, got, "direct-tls", "no TLS path, no TLS legend")
+	m.Columns = append(m.Columns, report.MatrixColumn{ID: "slow-tls", Clients: 2, Paths: []string{"direct-tls", "nginx-tls-on"}})
+	b.Reset()
+	require.NoError(t, Protection(m)(&b))
+	assert.Contains(t, b.String(), "`direct-tls` is the server terminating TLS itself")
 
 	require.Error(t, Protection(&report.Matrix{})(&b), "no cell, no section")
 }

@@ -41,6 +41,12 @@ type StackBehaviour struct {
 	Column   string `json:"column"`
 	Noun     string `json:"noun"`
 	Required int    `json:"required"`
+	// Path is the path its steps ran on, when not the stack's own: slow
+	// TLS handshakes run with TLS added (direct-tls, nginx-tls-on, …).
+	Path string `json:"path,omitempty"`
+	// Baseline is its own step 0 on Path (the fast path alone), when it
+	// has a path of its own; else the stack's Baseline is its step 0.
+	Baseline *StackStep `json:"baseline,omitempty"`
 	// Steps are the steps run, from 1 slow client up.
 	Steps []StackStep `json:"steps"`
 	// HeldUpTo is the most slow clients under which the fast path held

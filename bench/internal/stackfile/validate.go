@@ -67,6 +67,15 @@ var bindFlags = map[string][]string{
 	"uvicorn":  {"--host", "--port", "--uds", "--fd", "--app-dir"},
 }
 
+// tlsFlags turn a server's own TLS on: the lab sets them itself, for
+// requires.slow_tls only (podspec.ServeTLS), so that the other
+// behaviours run over the plain HTTP they are judged as.
+var tlsFlags = map[string][]string{
+	"gunicorn": {"--certfile", "--keyfile", "--ca-certs", "--ssl-version", "--cert-reqs", "--do-handshake-on-connect", "--ciphers"},
+	"uwsgi":    {"--https-socket", "--https2", "--ssl-socket"},
+	"uvicorn":  {"--ssl-certfile", "--ssl-keyfile", "--ssl-keyfile-password", "--ssl-version", "--ssl-cert-reqs", "--ssl-ca-certs", "--ssl-ciphers"},
+}
+
 var (
 	nameRe   = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 	moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$`)
@@ -198,6 +207,9 @@ func (a *App) validate(dir string, tree *Tree, memMiB int, bad func(string, any,
 			flag, _, _ := strings.Cut(arg, "=")
 			if slices.Contains(bindFlags[prog], flag) {
 				bad("app.server", arg, fmt.Sprintf("no %s: the lab binds %s to the pod's address and names the app from app.module", flag, prog))
+			}
+			if slices.Contains(tlsFlags[prog], flag) {
+				bad("app.server", arg, fmt.Sprintf("no %s: the lab sets %s's TLS itself, with a certificate of its own, when requires.slow_tls asks for it", flag, prog))
 			}
 			if slices.Contains(configFlags[prog], flag) {
 				bad("app.server", arg, fmt.Sprintf("no %s: the lab reads the server's settings from app.server, where they are bounded; a settings file's would not be", flag))
