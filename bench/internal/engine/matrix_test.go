@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/tlsca"
 	"wsgilab/bench/internal/verdict"
 )
@@ -230,4 +231,33 @@ func TestCapacitySteps(t *testing.T) {
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))
+}
+
+// A condition cannot mix TLS and plain: the path's id, its TLS and the
+// slow kind agree, or Validate names the mismatch before anything starts.
+func TestTLSConditionsAgree(t *testing.T) {
+	c, ok := Cell(SlowTLS, MatrixRows[0], DirectTLS, 2)
+	require.True(t, ok)
+	require.NoError(t, c.Validate())
+	for name, tc := range map[string]struct {
+		mod  func(*Condition)
+		want string
+	}{
+		"direct-tls without TLS":     {func(c *Condition) { c.Path = Path{ID: DirectTLS.ID} }, "want direct without TLS, or direct-tls with it"},
+		"direct with TLS":            {func(c *Condition) { c.Path = Path{ID: Direct.ID, TLS: true} }, "want direct without TLS, or direct-tls with it"},
+		"TLS path, plain NGINX":      {func(c *Condition) { p := NginxOn; p.TLS = true; c.Path = p }, "front door's TLS is false"},
+		"slow TLS on a plain path":   {func(c *Condition) { c.Path = NginxOn }, "want a TLS path"},
+		"slow headers over TLS":      {func(c *Condition) { c.SlowKind = load.KindHeaders }, "whose clients speak TLS"},
+		"a stream over TLS":          {func(c *Condition) { c.Downloads, c.Stream = 0, &Stream{Events: 1, GapMs: 10} }, "want a plain path"},
+		"a server without TLS flags": {func(c *Condition) { c.Server.Cmd = []string{"./serve.sh"} }, "Path direct-tls: podspec: TLS"},
+	} {
+		bad := c
+		tc.mod(&bad)
+		assert.ErrorContains(t, bad.Validate(), tc.want, name)
+	}
+	plain, ok := Cell(SlowHeaders, MatrixRows[0], Direct, 2)
+	require.True(t, ok)
+	withTLS := plain
+	withTLS.Path.TLS = true
+	assert.False(t, plain.sameCell(withTLS), "TLS is part of a cell")
 }
