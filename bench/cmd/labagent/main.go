@@ -46,8 +46,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -134,11 +132,11 @@ func runGet(args []string, stdout io.Writer) error {
 	}
 	tr := &http.Transport{DisableKeepAlives: true}
 	if *caPEM != "" {
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM([]byte(*caPEM)) {
-			return errors.New("get: -ca holds no PEM certificate")
+		c, err := load.TrustOnly(*caPEM)
+		if err != nil {
+			return fmt.Errorf("get: -ca %w", err)
 		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool}
+		tr.TLSClientConfig = c
 	}
 	var res getResult
 	var err error

@@ -112,16 +112,27 @@ func slowHello(ctx context.Context, spec Spec, id string, runStart time.Time) Do
 	return d
 }
 
-// clientTLS is CAPEM's client config: nil when CAPEM is empty, an error
-// when it holds no certificate. Each connection handshakes in full (no
-// session cache), as a new client does.
+// clientTLS is CAPEM's client config (TrustOnly): nil when CAPEM is
+// empty.
 func (s Spec) clientTLS() (*tls.Config, error) {
 	if s.CAPEM == "" {
 		return nil, nil
 	}
+	c, err := TrustOnly(s.CAPEM)
+	if err != nil {
+		return nil, fmt.Errorf("load: CAPEM %w", err)
+	}
+	return c, nil
+}
+
+// TrustOnly is an HTTP/1.1 client config that trusts only the
+// certificates of caPEM (a pod's CA), or an error when it holds none.
+// Each connection handshakes in full (no session cache), as a new client
+// does.
+func TrustOnly(caPEM string) (*tls.Config, error) {
 	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM([]byte(s.CAPEM)) {
-		return nil, errors.New("load: CAPEM holds no PEM certificate")
+	if !pool.AppendCertsFromPEM([]byte(caPEM)) {
+		return nil, errors.New("holds no PEM certificate")
 	}
 	return &tls.Config{RootCAs: pool, NextProtos: []string{"http/1.1"}}, nil
 }
