@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -17,8 +18,9 @@ import (
 )
 
 // The HTTP/2 slow clients (KindH2Read, KindH2Streams). Each is one
-// connection, spoken with golang.org/x/net/http2's Framer over cleartext
-// (h2c, with prior knowledge), that opens H2Streams streams for LargeURL.
+// connection, spoken with golang.org/x/net/http2's Framer, that opens
+// H2Streams streams for LargeURL: over cleartext (h2c, with prior
+// knowledge) on an http URL, over TLS with ALPN h2 on an https one.
 // HTTP/2's flow control is what makes them slow: a stream's server may
 // send only as many bytes as the client's window allows, so a reader
 // that returns its window at a pace holds the server's side of the
@@ -131,11 +133,12 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	conn, err := bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, "tcp", u.Host)
+	conn, err := dialH2(ctx, u, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf)
 	if err != nil {
-		return fail(fmt.Errorf("connect: %w", err))
+		return fail(err)
 	}
 	defer conn.Close()
+	conn.SetDeadline(time.Time{}) // the context's end sets it, below, so that ctx.Err() is set first
 	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })()
 	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
 		for i := range ds {
@@ -183,7 +186,7 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 	enc := hpack.NewEncoder(&hbuf)
 	for i := range open {
 		hbuf.Reset()
-		for _, f := range [][2]string{{":method", "GET"}, {":scheme", "http"}, {":authority", u.Host},
+		for _, f := range [][2]string{{":method", "GET"}, {":scheme", u.Scheme}, {":authority", u.Host},
 			{":path", u.RequestURI()}, {"x-lab-id", ds[i].ID}} {
 			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]}) // writes to a bytes.Buffer
 		}
@@ -220,7 +223,7 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 			wake.Reset(time.Until(next))
 		}
 	}
-	if hold && errors.Is(connErr, context.DeadlineExceeded) {
+	if hold && errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		for _, s := range streams {
 			if !s.done {
 				s.d.Held, s.done = true, true
@@ -236,6 +239,27 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 		}
 	}
 	return ds
+}
+
+// dialH2 connects to u's host: h2c by prior knowledge on an http URL, or
+// TLS under tc offering ALPN h2 and http/1.1 on an https one, refused by
+// name when the server chose other than h2 (it cannot speak HTTP/2 there).
+func dialH2(ctx context.Context, u *url.URL, dialer *net.Dialer, tc *tls.Config) (net.Conn, error) {
+	if tc != nil {
+		tc = tc.Clone()
+		tc.NextProtos = []string{http2.NextProtoTLS, "http/1.1"} // as a browser offers
+	}
+	conn, err := dialURL(ctx, u, dialer, tc)
+	if err != nil {
+		return nil, err
+	}
+	if t, ok := conn.(*tls.Conn); ok {
+		if p := t.ConnectionState().NegotiatedProtocol; p != http2.NextProtoTLS {
+			conn.Close()
+			return nil, fmt.Errorf("connect: %s does not speak HTTP/2 over TLS: ALPN chose %q, not %q", u.Host, p, http2.NextProtoTLS)
+		}
+	}
+	return conn, nil
 }
 
 // nextH2 is the reader's next event, or the context's end.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -17,6 +18,8 @@ import (
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/h2c"
 	"golang.org/x/net/http2/hpack"
+
+	"wsgilab/bench/internal/tlsca"
 )
 
 // h2Update is a WINDOW_UPDATE the raw server received.
@@ -287,5 +290,46 @@ func TestH2SpecValidate(t *testing.T) {
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
+	}
+}
+
+// TestH2ReadOverTLS: on an https LargeURL the slow HTTP/2 reader asks
+// ALPN for h2 under the spec's CA and reads its streams whole; a TLS
+// server that speaks only HTTP/1.1 is refused by name, every stream
+// recorded as not connected.
+func TestH2ReadOverTLS(t *testing.T) {
+	const body = 128 << 10
+	ca, err := tlsca.New(0, "127.0.0.1")
+	require.NoError(t, err)
+	serve := func(h2 bool) string {
+		conf, err := ca.ServerConfig()
+		require.NoError(t, err)
+		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(body))
+			w.Write(make([]byte, body))
+		}))
+		s.TLS, s.EnableHTTP2 = conf, h2
+		s.Config.ErrorLog = log.New(io.Discard, "", 0)
+		s.StartTLS()
+		t.Cleanup(s.Close)
+		return s.URL
+	}
+	spec := NewSpec(serve(true), "t", WithDownloads(1), WithSlowKind(KindH2Read))
+	spec.CAPEM, spec.LargeSize, spec.DownloadRate, spec.FastCount = string(ca.CertPEM), body, 2<<20, 0
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Len(t, res.Downloads, DefaultH2Streams)
+	for _, d := range res.Downloads {
+		assert.Equal(t, OutcomeComplete, d.Outcome(), "%+v", d)
+		assert.InDelta(t, 0.0625, (d.Completion - d.FirstByte).Seconds(), 0.05)
+	}
+
+	spec = NewSpec(serve(false), "t", WithDownloads(1), WithSlowKind(KindH2Read))
+	spec.CAPEM, spec.LargeSize, spec.FastCount = string(ca.CertPEM), body, 0
+	res, err = Run(context.Background(), spec)
+	require.NoError(t, err)
+	for _, d := range res.Downloads {
+		assert.Contains(t, d.Error, `does not speak HTTP/2 over TLS: ALPN chose "http/1.1"`)
+		assert.Equal(t, OutcomeRefused, d.Outcome(), "%+v", d)
 	}
 }

@@ -111,8 +111,8 @@ func (s Spec) validateSlow() error {
 
 // plainOnly names a URL that is https where a client writes plain TCP:
 // the event-stream reader's, and the slow clients' of an upload (its
-// URL), the HTTP/2 kinds (h2c by prior knowledge, LargeURL) and the
-// header and idle kinds (HTTP/1.1 to FastURL's host).
+// URL) and the header and idle kinds (HTTP/1.1 to FastURL's host). The
+// HTTP/2 kinds speak TLS on an https LargeURL (dialH2).
 func (s Spec) plainOnly() error {
 	if s.Stream != nil && strings.HasPrefix(s.Stream.URL, "https://") {
 		return fmt.Errorf("load: Stream.URL %s is https, but the event-stream reader writes plain TCP: want an http:// URL", s.Stream.URL)
@@ -122,8 +122,6 @@ func (s Spec) plainOnly() error {
 		switch s.SlowKind {
 		case KindUpload:
 			u, what = s.UploadURL, "UploadURL"
-		case KindH2Read, KindH2Streams:
-			u, what = s.LargeURL, "LargeURL"
 		case KindHeaders, KindIdle:
 			u, what = s.FastURL, "FastURL"
 		}

@@ -199,7 +199,7 @@ func TestRunOverTLS(t *testing.T) {
 func TestPlainOnlyKinds(t *testing.T) {
 	ca, err := tlsca.New(0, "127.0.0.1")
 	require.NoError(t, err)
-	for kind, field := range map[string]string{KindUpload: "UploadURL", KindH2Read: "LargeURL", KindH2Streams: "LargeURL", KindHeaders: "FastURL", KindIdle: "FastURL"} {
+	for kind, field := range map[string]string{KindUpload: "UploadURL", KindHeaders: "FastURL", KindIdle: "FastURL"} {
 		spec := NewSpec("https://127.0.0.1:1", "t", WithDownloads(1), WithSlowKind(kind))
 		spec.CAPEM, spec.UploadURL = string(ca.CertPEM), "https://127.0.0.1:1/upload"
 		err := spec.Validate()
