@@ -103,6 +103,12 @@ type Spec struct {
 	// the server's SETTINGS_MAX_CONCURRENT_STREAMS allows: a stream past
 	// it is recorded as not opened). Each stream is a Download.
 	H2Streams int `json:"h2_streams,omitempty"`
+	// WSURL is a KindWS consumer's WebSocket (ws:// or wss://), whose
+	// server pushes WSMessages binary messages of WSMessageSize bytes,
+	// each opening with its sequence number (WSURLFor).
+	WSURL         string `json:"ws_url,omitempty"`
+	WSMessages    int    `json:"ws_messages,omitempty"`
+	WSMessageSize int    `json:"ws_message_size,omitempty"`
 
 	// Stream, when set, runs one event-stream reader beside the /fast
 	// requester (stream.go).
@@ -375,6 +381,9 @@ func WithSlowKind(kind string) Option {
 			s.H2Streams = DefaultH2Streams
 		case KindH2Streams:
 			s.H2Streams, s.HoldFor = MaxH2Streams, DefaultHoldFor
+		case KindWS:
+			s.WSMessages, s.WSMessageSize = DefaultWSMessages, DefaultWSMessageSize
+			s.WSURL = WSURLFor(strings.TrimSuffix(s.FastURL, "/fast"), s.WSMessages, s.WSMessageSize)
 		}
 	}
 }
@@ -481,6 +490,13 @@ type Download struct {
 	// Held says a held connection was still open when the client closed
 	// it after HoldFor.
 	Held bool `json:"held,omitempty"`
+	// Messages are the WebSocket messages a KindWS consumer received;
+	// Lost those missing from the server's sequence, Reordered those that
+	// came after a later one. Either is an error: no message is lost
+	// silently.
+	Messages  int `json:"messages,omitempty"`
+	Lost      int `json:"lost,omitempty"`
+	Reordered int `json:"reordered,omitempty"`
 	// ReceiveBufferGranted is SO_RCVBUF as the kernel reports it after
 	// connecting (Linux doubles the request for its bookkeeping).
 	ReceiveBufferGranted int `json:"receive_buffer_granted"`
@@ -607,7 +623,7 @@ func (d Download) Outcome() string {
 		return OutcomeTimeout
 	case d.Status == 0:
 		return OutcomeRefused
-	case d.Status != http.StatusOK:
+	case d.Status != wantStatus(d.WantStatus):
 		return OutcomeStatus
 	}
 	return OutcomeTruncated

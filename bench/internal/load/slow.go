@@ -47,6 +47,10 @@ const (
 	// HTTP/2 connection with a window of 0, so no body byte may come, and
 	// closes it HoldFor after connecting (h2.go).
 	KindH2Streams = "h2-many-streams"
+	// KindWS is a slow WebSocket consumer: one WebSocket to WSURL whose
+	// server pushes WSMessages messages of WSMessageSize bytes, read at
+	// DownloadRate through a ReceiveBuffer-byte SO_RCVBUF (ws.go).
+	KindWS = "ws-slow-consumer"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -89,6 +93,8 @@ func (s Spec) validateSlow() error {
 			return errors.New("load: UploadRate, UploadSize, ReadSize and SendBuffer must be positive")
 		}
 		return checkURL(s.UploadURL)
+	case KindWS:
+		return s.validateWS()
 	case KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Streams:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
@@ -103,8 +109,8 @@ func (s Spec) validateSlow() error {
 			return checkTLSURL(s.TLSURL)
 		}
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
-			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
+			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams, KindWS)
 	}
 	return nil
 }
@@ -160,6 +166,8 @@ func slowConn(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		return quiet(ctx, spec, id, runStart)
 	case KindTLS:
 		return slowHello(ctx, spec, id, runStart)
+	case KindWS:
+		return wsConsumer(ctx, spec, id, runStart)
 	}
 	return download(ctx, spec, id, runStart)
 }
