@@ -180,3 +180,24 @@ func TestRenderTLS(t *testing.T) {
 	_, err = New(WithTLS(true), func(c *Config) { c.Custom = "location / { proxy_pass http://app; }" }).Render()
 	require.NoError(t, err)
 }
+
+// TestRenderWebSocket: WithWebSocket adds a location /ws passing the
+// Upgrade on, before the lab's location / (or a team's locations), and
+// leaves the rest as it was; a custom server block, which has its own
+// locations, is refused.
+func TestRenderWebSocket(t *testing.T) {
+	plain, err := New().Render()
+	require.NoError(t, err)
+	conf, err := New(WithWebSocket(true)).Render()
+	require.NoError(t, err)
+	ws := conf[strings.Index(conf, "location /ws {"):strings.Index(conf, "location / {")]
+	for _, line := range []string{"proxy_pass http://app;", "proxy_http_version 1.1;", "proxy_set_header Upgrade $http_upgrade;", `proxy_set_header Connection "upgrade";`} {
+		assert.Contains(t, ws, line)
+	}
+	assert.NotContains(t, plain, "location /ws")
+	assert.Equal(t, plain, strings.Replace(conf, conf[strings.Index(conf, "        # WebSockets"):strings.Index(conf, "        location / {")], "", 1))
+	_, err = New(WithWebSocket(true), func(c *Config) { c.Custom = "location / { proxy_pass http://app; }" }).Render()
+	require.NoError(t, err)
+	_, err = New(WithWebSocket(true), func(c *Config) { c.Custom = "server {\n listen 127.0.0.1:8080;\n}" }).Render()
+	require.ErrorContains(t, err, "WebSocket adds a location")
+}
