@@ -169,6 +169,12 @@ type Requires struct {
 	// knows), else NGINX does (buffering-on or -off, or location blocks
 	// of the team's own config).
 	SlowTLS int `yaml:"slow_tls"`
+	// H2SlowReaders is slow HTTP/2 readers: connections to NGINX's TLS
+	// listener (ALPN h2), each reading 2 streams of paths.large at 2 MiB/s
+	// a stream, with the fast path over HTTP/1.1 on the same listener. It
+	// needs NGINX in front (buffering-on or -off, or location blocks of
+	// the team's own config): no server the lab starts speaks HTTP/2.
+	H2SlowReaders int `yaml:"h2_slow_readers"`
 	// SlowReadKiBs is the slow readers' pace in KiB/s; 0 is
 	// DefaultSlowReadKiBs, article A's 2 MiB/s. Hundreds of readers read
 	// slowly: the check's last step reads at most MaxTotalReadKiBs.

@@ -18,6 +18,10 @@ const (
 	// the requirement plus one, and 16 uploads of article A's 2 MiB/s are
 	// what the machine carries.
 	MaxClients = 15
+	// MaxH2Readers bounds the slow HTTP/2 readers required: the check
+	// steps to the requirement plus one, and 8 connections of 2 streams
+	// are the matrix's 16 readers of 2 MiB/s.
+	MaxH2Readers = 7
 	// MaxSlowReaders bounds the slow readers required, and MaxHeldClients
 	// the slow headers and silent connections: past 15 the check steps
 	// geometrically, its last step the next doubling past the
@@ -129,7 +133,7 @@ func (f File) check() (*Tree, error) {
 	required := false
 	for field, b := range map[string][2]int{"slow_readers": {r.SlowReaders, MaxSlowReaders}, "slow_uploads": {r.SlowUploads, MaxClients},
 		"slow_headers": {r.SlowHeaders, MaxHeldClients}, "silent_connections": {r.SilentConnections, MaxHeldClients},
-		"slow_tls": {r.SlowTLS, MaxHeldClients}} {
+		"slow_tls": {r.SlowTLS, MaxHeldClients}, "h2_slow_readers": {r.H2SlowReaders, MaxH2Readers}} {
 		if n, most := b[0], b[1]; n < 0 || n > most {
 			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", most))
 		}
@@ -157,8 +161,16 @@ func (f File) check() (*Tree, error) {
 			bad("requires.slow_tls", r.SlowTLS, "0 with image: and proxy.mode none: the lab knows the TLS flags of the servers it starts from app: only; put NGINX in front (proxy.mode buffering-on)")
 		}
 	}
+	if r.H2SlowReaders > 0 {
+		switch kind := f.Proxy.DoorKind(); {
+		case f.Proxy.None():
+			bad("requires.h2_slow_readers", r.H2SlowReaders, "0 with proxy.mode none: your server cannot speak HTTP/2 here (the lab starts Gunicorn, uWSGI and Uvicorn, which speak HTTP/1.1); put NGINX in front (proxy.mode buffering-on)")
+		case kind != proxy.KindNginx:
+			bad("requires.h2_slow_readers", r.H2SlowReaders, fmt.Sprintf("0 behind %s: the lab serves HTTP/2 from NGINX's TLS listener (proxy.kind nginx)", kind))
+		}
+	}
 	if !required {
-		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls above 0")
+		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls, h2_slow_readers above 0")
 	}
 	if r.FastP95Ms < 0 || r.FastP95Ms > MaxP95Ms {
 		bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("0 (the default, %d) to %d", DefaultFastP95Ms, MaxP95Ms))
@@ -382,8 +394,8 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 		if ps.Large.Bytes < 1<<20 || ps.Large.Bytes > MaxLargeBytes {
 			bad("paths.large.bytes", ps.Large.Bytes, fmt.Sprintf("the body's exact size, 1 MiB to %d bytes", MaxLargeBytes))
 		}
-	} else if r.SlowReaders > 0 {
-		bad("paths.large", "missing", "a large path (path, bytes) when requires.slow_readers is above 0")
+	} else if r.SlowReaders > 0 || r.H2SlowReaders > 0 {
+		bad("paths.large", "missing", "a large path (path, bytes) when requires.slow_readers or h2_slow_readers is above 0")
 	}
 	if ps.Upload != nil {
 		check("paths.upload", *ps.Upload)
