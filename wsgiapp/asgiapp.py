@@ -10,6 +10,17 @@ sync worker's sendall does, but for what the transport's buffer holds.
 Uvicorn 0.17's send() returns quietly once the client has gone, so the
 app watches receive() for http.disconnect and records such a body as
 incomplete.
+
+/ws is a WebSocket that pushes ?count= binary messages of ?size= bytes,
+each opening with its sequence number (8 bytes, big-endian, from 0), as
+fast as send() returns, then waits for the consumer to close it, as a
+feed that stays open does. Its write record runs from the first send()
+to the last returning: a server whose send() waits while its transport
+is full (backpressure) follows the consumer's pace; one whose send()
+only queues returns at once and holds the rest in its memory until the
+consumer reads it. (Closing at once instead, Daphne's autobahn drops the
+connection 1 s after its close frame went unanswered, and with it every
+message still queued.)
 """
 
 import asyncio
@@ -18,6 +29,10 @@ from urllib.parse import parse_qs
 
 import writelog
 from app import BLOCK, DEFAULT_LARGE, FAST_BODY, MAX_LARGE
+
+# The caps on /ws's ?count= and ?size= (load.MaxWSMessages, MaxWSMessageSize).
+MAX_WS_MESSAGES = 1 << 16
+MAX_WS_SIZE = 1 << 20
 
 
 async def _respond(send, status, body, ctype="application/json"):
@@ -56,9 +71,42 @@ async def _upload(scope, receive, send):
     await _respond(send, 200, json.dumps({"read": read}).encode())
 
 
+async def _ws(scope, receive, send):
+    """Push the messages /ws's query asks for (module docstring)."""
+    if (await receive())["type"] != "websocket.connect":
+        return
+    query = parse_qs(scope.get("query_string", b"").decode())
+    try:
+        count = int(query.get("count", ["256"])[0])
+        size = int(query.get("size", [str(64 * 1024)])[0])
+    except ValueError:
+        count = size = 0
+    if not (1 <= count <= MAX_WS_MESSAGES and 8 <= size <= MAX_WS_SIZE):
+        # Before the accept, a close is the server's 403.
+        return await send({"type": "websocket.close", "code": 1008})
+    await send({"type": "websocket.accept"})
+    request_id = dict(scope["headers"]).get(b"x-lab-id", b"").decode()
+    message = bytearray(BLOCK[:size] if size <= len(BLOCK) else size)
+    clock, sent = writelog.Clock(), 0
+    try:
+        for seq in range(count):
+            message[:8] = seq.to_bytes(8, "big")
+            await send({"type": "websocket.send", "bytes": bytes(message)})
+            sent += size
+    except Exception:  # the consumer went away; the record says how far
+        pass
+    writelog.record(request_id, clock, sent, count * size, sent == count * size, "ws")
+    while (await receive())["type"] != "websocket.disconnect":
+        pass
+
+
 async def app(scope, receive, send):
     if scope["type"] == "lifespan":
         return await _lifespan(receive, send)
+    if scope["type"] == "websocket":
+        if scope["path"] == "/ws":
+            return await _ws(scope, receive, send)
+        return await send({"type": "websocket.close", "code": 1008})
     path = scope["path"]
     if path == "/fast":
         return await _respond(send, 200, FAST_BODY)

@@ -32,6 +32,11 @@ type Path struct {
 	// TLS makes the path's entry point speak TLS: Proxy's, which must
 	// then be NGINX with its TLS set, or the server's own (podspec.ServeTLS).
 	TLS bool
+	// HTTP2 makes the entry point speak HTTP/2 beside HTTP/1.1, chosen by
+	// ALPN on its TLS listener: NGINX's http2 (nginxconf.WithHTTP2), which
+	// forwards each stream upstream as an HTTP/1.1 request. No server the
+	// lab starts speaks HTTP/2 itself, so a direct path never does.
+	HTTP2 bool
 }
 
 // The three paths of article A.
@@ -50,6 +55,24 @@ var (
 	NginxTLSOff = nginxTLSPath(false)
 	NginxTLSOn  = nginxTLSPath(true)
 )
+
+// The HTTP/2 paths: NGINX terminating TLS with http2 on its listener,
+// buffering off or on. /fast and the other HTTP/1.1 clients reach the
+// same listener by ALPN http/1.1.
+var (
+	NginxH2Off = nginxH2Path(false)
+	NginxH2On  = nginxH2Path(true)
+)
+
+func nginxH2Path(buffering bool) Path {
+	id := "nginx-h2-off"
+	if buffering {
+		id = "nginx-h2-on"
+	}
+	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithTLS(true), nginxconf.WithHTTP2(true)))
+	p.TLS, p.HTTP2 = true, true
+	return p
+}
 
 func nginxTLSPath(buffering bool) Path {
 	id := "nginx-tls-off"
@@ -132,8 +155,14 @@ type Condition struct {
 	// slow downloads, or the slow clients SlowKind names.
 	Downloads int
 	// SlowKind is what the slow clients do: load.KindRead ("" too),
-	// load.KindUpload, load.KindHeaders, load.KindSilent or load.KindIdle.
+	// load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle,
+	// load.KindTLS, or an HTTP/2 kind (load.KindH2Read, load.KindH2Streams),
+	// whose clients are connections of H2Streams streams each.
 	SlowKind string
+	// H2Streams is how many streams each HTTP/2 slow client opens, 1 to
+	// load.MaxH2Streams, for an HTTP/2 SlowKind only (0 otherwise): each
+	// stream is recorded as a slow client's outcome (Records).
+	H2Streams int
 	// ConnectRate, when above 0, opens the slow clients this many a
 	// second instead of all at once (load.Spec.ConnectRate), within
 	// load.MaxRamp; /fast then starts, and every held connection is held
@@ -228,10 +257,24 @@ const (
 )
 
 // slowKinds are the accepted SlowKinds.
-var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS}
+var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS, load.KindH2Read, load.KindH2Streams, load.KindWS}
 
 // tlsKinds are the SlowKinds whose clients speak TLS on a TLS path.
-var tlsKinds = []string{"", load.KindRead, load.KindSilent, load.KindTLS}
+var tlsKinds = []string{"", load.KindRead, load.KindSilent, load.KindTLS, load.KindH2Read, load.KindH2Streams}
+
+// h2 is whether c's slow clients speak HTTP/2.
+func (c Condition) h2() bool {
+	return c.SlowKind == load.KindH2Read || c.SlowKind == load.KindH2Streams
+}
+
+// Records is how many slow-client outcomes a run of c records: a stream
+// each of the HTTP/2 clients' (Downloads x H2Streams), else one a client.
+func (c Condition) Records() int {
+	if c.h2() {
+		return c.Downloads * c.H2Streams
+	}
+	return c.Downloads
+}
 
 // reads is whether c's slow clients are slow readers (downloads).
 func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
@@ -263,6 +306,18 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, but its %s front door's TLS is %v: want both (NGINX with nginxconf.WithTLS), or neither", c.ID, c.Path.ID, c.Path.TLS, c.Path.Proxy.Kind, c.Path.Proxy.TLS())
 	case c.SlowKind == load.KindTLS && !c.Path.TLS:
 		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
+	case c.Path.HTTP2 && (c.Path.Proxy == nil || c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2 || !c.Path.TLS):
+		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2); no server the lab starts speaks HTTP/2 itself", c.ID, c.Path.ID)
+	case c.Path.Proxy != nil && c.Path.Proxy.Nginx != nil && c.Path.Proxy.Nginx.HTTP2 != c.Path.HTTP2:
+		return fmt.Errorf("engine: condition %s: Path %s with HTTP2 %v, but its NGINX's http2 is %v: want both, or neither", c.ID, c.Path.ID, c.Path.HTTP2, c.Path.Proxy.Nginx.HTTP2)
+	case c.h2() && !c.Path.HTTP2:
+		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s, which does not speak HTTP/2: want an HTTP/2 path (NGINX with http2 on its TLS listener)", c.ID, c.SlowKind, c.Path.ID)
+	case c.h2() && c.Downloads > 0 && (c.H2Streams < 1 || c.H2Streams > load.MaxH2Streams):
+		return fmt.Errorf("engine: condition %s: H2Streams %d: want 1 to %d streams a connection", c.ID, c.H2Streams, load.MaxH2Streams)
+	case c.SlowKind == load.KindWS && c.Downloads > 0 && (c.BodyBytes%load.DefaultWSMessageSize != 0 || c.BodyBytes/load.DefaultWSMessageSize > load.MaxWSMessages):
+		return fmt.Errorf("engine: condition %s: BodyBytes %d for WebSocket consumers: want whole messages of %d bytes, at most %d of them", c.ID, c.BodyBytes, load.DefaultWSMessageSize, load.MaxWSMessages)
+	case !c.h2() && c.H2Streams != 0:
+		return fmt.Errorf("engine: condition %s: H2Streams %d with SlowKind %q: want 0, or an HTTP/2 kind (%s, %s)", c.ID, c.H2Streams, c.SlowKind, load.KindH2Read, load.KindH2Streams)
 	case c.Path.TLS && c.Downloads > 0 && !slices.Contains(tlsKinds, c.SlowKind):
 		return fmt.Errorf("engine: condition %s: SlowKind %q on TLS path %s: want one of %q, whose clients speak TLS", c.ID, c.SlowKind, c.Path.ID, tlsKinds)
 	case c.Path.TLS && c.Stream != nil:
@@ -275,7 +330,7 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: ConnectRate %g: want 0 (all at once) or a rate that opens its %d slow clients within %v", c.ID, c.ConnectRate, c.Downloads, load.MaxRamp)
 	case c.ClientMemory < 0 || c.ClientMemory > MaxClientMemory || (c.ClientMemory > 0 && c.ClientCPUs == 0):
 		return fmt.Errorf("engine: condition %s: ClientMemory %d: want 0 (%d) or up to %d bytes, with ClientCPUs", c.ID, c.ClientMemory, podspec.DefaultClientMemory, MaxClientMemory)
-	case c.Downloads > 0 && c.paced() && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
+	case c.Downloads > 0 && (c.paced() || c.SlowKind == load.KindH2Streams) && (c.BodyBytes <= 0 || c.BodyBytes > MaxBodyBytes):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: want 1 to %d", c.ID, c.BodyBytes, MaxBodyBytes)
 	case c.Downloads > 0 && c.SlowKind == load.KindUpload && c.Path.Proxy != nil && c.Path.Proxy.Kind == proxy.KindNginx && c.BodyBytes > nginxconf.ClientMaxBodyBytes:
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: an upload through NGINX takes at most %d (client_max_body_size)", c.ID, c.BodyBytes, nginxconf.ClientMaxBodyBytes)
@@ -315,7 +370,7 @@ func (t *Target) validate(c Condition) error {
 	switch {
 	case t.FastPath == "":
 		return fmt.Errorf("engine: condition %s: Target.FastPath is empty: want the path /fast stands for", c.ID)
-	case c.Downloads > 0 && c.reads() && (t.LargePath == "" || t.LargeBytes <= 0):
+	case c.Downloads > 0 && (c.reads() || c.SlowKind == load.KindH2Read) && (t.LargePath == "" || t.LargeBytes <= 0):
 		return fmt.Errorf("engine: condition %s: slow readers need Target.LargePath and LargeBytes > 0 (got %q, %d)", c.ID, t.LargePath, t.LargeBytes)
 	case c.Downloads > 0 && c.SlowKind == load.KindUpload && t.UploadPath == "":
 		return fmt.Errorf("engine: condition %s: slow uploads need Target.UploadPath", c.ID)
@@ -358,9 +413,21 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
 	case c.SlowKind == load.KindTLS:
 		s.TLSURL = base
+	case c.SlowKind == load.KindWS:
+		s.WSMessageSize = load.DefaultWSMessageSize
+		s.WSMessages = int(c.BodyBytes / int64(s.WSMessageSize))
+		s.WSURL = load.WSURLFor(base, s.WSMessages, s.WSMessageSize)
+		s.DownloadRate = c.ReadRate
+	case c.SlowKind == load.KindH2Streams:
+		s.H2Streams = c.H2Streams
+		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
+		s.LargeSize = c.BodyBytes
 	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
+		if c.h2() {
+			s.H2Streams = c.H2Streams
+		}
 	}
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests
@@ -375,7 +442,7 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 	if t := c.Target; t != nil {
 		s.FastURL, s.FastBodyBytes, s.FastStatus = base+t.FastPath, load.AnyLength, t.FastStatus
 		s.UploadURL, s.UploadStatus = base+t.UploadPath, t.UploadStatus
-		if c.reads() && c.Downloads > 0 {
+		if (c.reads() || c.SlowKind == load.KindH2Read) && c.Downloads > 0 {
 			s.LargeURL, s.LargeSize = base+t.LargePath, t.LargeBytes
 		}
 	}

@@ -29,6 +29,12 @@ type Row struct {
 	Concurrency int
 	// Basis says where Concurrency comes from.
 	Basis string
+	// WebSocket says the server takes WebSockets (an ASGI server with a
+	// WebSocket implementation): the WebSocket column runs it.
+	WebSocket bool
+	// Only, when set, are the only columns (by id) the row runs: a server
+	// added for a protocol column, not yet measured under the others.
+	Only []string
 }
 
 // MatrixStepLimit caps the capacity steps of a row that declares no limit
@@ -49,16 +55,23 @@ var MatrixRows = func() []Row {
 	row := func(s podspec.Server, conc int, basis string) Row {
 		return Row{ID: s.ID, Server: s, Concurrency: conc, Basis: basis}
 	}
+	ws := func(r Row, only ...string) Row {
+		r.WebSocket, r.Only = true, only
+		return r
+	}
 	return []Row{
 		row(podspec.GunicornSync(2), 2, "--workers 2, one request each"),
 		row(podspec.GunicornGthread(1, 4), 4, "--workers 1 x --threads 4"),
 		row(podspec.GunicornGevent(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"),
-		row(podspec.GunicornUvicorn(2), 0, "--workers 2, no connection limit (Uvicorn's default)"),
-		row(podspec.Uvicorn(2), 0, "--workers 2, no --limit-concurrency"),
+		ws(row(podspec.GunicornUvicorn(2), 0, "--workers 2, no connection limit (Uvicorn's default)")),
+		ws(row(podspec.Uvicorn(2), 0, "--workers 2, no --limit-concurrency")),
 		uw(podspec.BodyGenerator, 0, 2, "--processes 2, one request each"),
 		uw(podspec.BodyGenerator, 2, 2, "--processes 2; a generator's body cannot be offloaded"),
 		uw(podspec.BodyFile, 0, 2, "--processes 2, one request each"),
 		uw(podspec.BodyFile, 2, 0, "--processes 2 hand each file to 2 offload threads, which take any number"),
+		// WebSocket servers, so far under the WebSocket column only.
+		ws(row(podspec.Daphne(), 0, "one process, no connection limit"), WSSlowConsumer.ID),
+		ws(row(podspec.Hypercorn(2), 0, "--workers 2, no connection limit"), WSSlowConsumer.ID),
 	}
 }()
 
@@ -98,8 +111,12 @@ func (col Column) runs(r Row, p Path) bool {
 	return !ok || slices.Contains(rows, r.ID)
 }
 
-// server is row r's server under col, false when col skips r.
+// server is row r's server under col, false when col skips r (or r runs
+// only other columns).
 func (col Column) server(r Row) (podspec.Server, bool) {
+	if r.Only != nil && !slices.Contains(r.Only, col.ID) {
+		return podspec.Server{}, false
+	}
 	if col.Server == nil {
 		return r.Server, true
 	}
@@ -188,9 +205,92 @@ var SlowTLS = Column{ID: "slow-tls", Clients: 2,
 // client's own stall, one of them twice; at 0.5 core, none of 81 runs.
 const TLSClientCPUs = 0.5
 
+// H2SlowRead is article A's slow reader over HTTP/2: 2 connections to
+// NGINX's TLS listener (ALPN h2), each with H2ReadStreams streams of
+// 16 MiB whose windows (8 KiB a stream) are returned at 2 MiB/s a
+// stream. NGINX forwards each stream upstream as its own HTTP/1.1
+// request, so 2 connections are 4 requests at the server.
+var H2SlowRead = Column{ID: "h2-slow-read", Clients: 2,
+	Text:  fmt.Sprintf("slow HTTP/2 readers: 2 connections x %d streams of 16 MiB, each stream's 8 KiB window returned at 2 MiB/s; /fast over HTTP/1.1 on the same TLS listener", H2ReadStreams),
+	Paths: []Path{NginxH2Off, NginxH2On},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind, c.H2Streams = n, load.KindH2Read, H2ReadStreams
+		c.BodyBytes, c.ReadRate = load.DefaultLargeSize, load.DefaultDownloadRate
+		c.ClientCPUs = max(c.ClientCPUs, H2ReadClientCPUs)
+	}}
+
+// H2ReadClientCPUs is the client's CPU quota under slow HTTP/2 readers:
+// it decrypts 4 paced streams (8 MiB/s) and returns their windows 8 KiB
+// at a time, beside /fast's handshakes. At 0.5 core (TLSClientCPUs) its
+// throttled periods reached 5.8 to 7.7 ms into /fast's p95 behind NGINX
+// buffering on, over the redo rule's 5 ms, in 3 of the first 10 cells.
+const H2ReadClientCPUs = MaxClientCPUs
+
+// H2ReadStreams is a slow HTTP/2 reader's streams: with 2 connections,
+// 4 downloads of 16 MiB, whose 64 MiB NGINX buffering on can spill
+// whole into its 80 MiB temp directory (podspec.ProxyTmpfsBytes); the
+// full directory is the exhaustion table's.
+const H2ReadStreams = 2
+
+// H2ManyStreams is one HTTP/2 connection that opens as many streams for
+// the large path as NGINX allows (http2_max_concurrent_streams, 128 by
+// default), with a window of 0: it reads no byte of any body, and holds
+// them all for the window. Each stream is an upstream request.
+var H2ManyStreams = Column{ID: "h2-many-streams", Clients: 1,
+	Text:  fmt.Sprintf("one HTTP/2 connection opening %d streams for %d KiB bodies with a window of 0, reading nothing, held 9.5 s; /fast over HTTP/1.1 on the same TLS listener", H2ManyStreamsOpened, H2ManyBodyBytes>>10),
+	Paths: []Path{NginxH2Off, NginxH2On},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind, c.H2Streams, c.BodyBytes = n, load.KindH2Streams, H2ManyStreamsOpened, H2ManyBodyBytes
+		c.ClientCPUs = max(c.ClientCPUs, TLSClientCPUs)
+		c.MayExhaust = true // NGINX buffering on spills them to its temp directory until it is full
+	}}
+
+// H2ManyStreamsOpened is NGINX's http2_max_concurrent_streams default:
+// the client asks for this many and opens as many as the server allows.
+// H2ManyBodyBytes is each held stream's body: 128 of them (64 MiB) fit
+// NGINX's temp directory with buffering on.
+const (
+	H2ManyStreamsOpened = 128
+	H2ManyBodyBytes     = 16 << 20
+)
+
+// NginxWS is NGINX, buffering on, with the WebSocket location /ws
+// (nginxconf.WithWebSocket): the Upgrade handshake passed on, the
+// upgraded connection relayed, never buffered.
+var NginxWS = NginxPath("nginx-ws", nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithWebSocket(true)))
+
+// WSSlowConsumer is 2 slow WebSocket consumers (load.KindWS) of the app's
+// /ws, which pushes WSMessages messages of 64 KiB as fast as the server's
+// send() returns; each consumer reads its socket at article A's 2 MiB/s
+// through an 8 KiB receive buffer. On the rows that take WebSockets,
+// directly and behind NGINX.
+var WSSlowConsumer = Column{ID: "ws-slow-consumer", Clients: 2,
+	Text: fmt.Sprintf("slow WebSocket consumers: %d messages of %d KiB pushed as fast as the server's send() returns, read at 2 MiB/s through an 8 KiB receive buffer",
+		WSMessages, load.DefaultWSMessageSize>>10),
+	Paths: []Path{Direct, NginxWS},
+	Server: func(r Row) (podspec.Server, bool) {
+		return r.Server, r.WebSocket
+	},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.SlowKind, c.ReadRate = n, load.KindWS, load.DefaultDownloadRate
+		c.BodyBytes = WSMessages * load.DefaultWSMessageSize
+		c.MayExhaust = true // a server without backpressure holds every unsent message
+		c.AppLimits = &podspec.Limits{CPUs: podspec.DefaultAppCPUs, Memory: WSAppMemory}
+	}}
+
+// WSAppMemory is the app's memory limit under slow WebSocket consumers:
+// twice article A's 128 MiB, so that a server that queues what its
+// consumers have not read is measured, not cut short by the OOM killer.
+// Daphne, which queues, peaked at 115 MiB with 2 consumers of 16 MiB.
+const WSAppMemory = 2 * podspec.DefaultAppMemory
+
+// WSMessages is how many messages /ws pushes to each consumer: 16 MiB in
+// all, article A's download.
+const WSMessages = load.DefaultWSMessages
+
 // MatrixColumns and MatrixPaths span the matrix with MatrixRows.
 var (
-	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, SlowTLS}
+	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, SlowTLS, H2SlowRead, H2ManyStreams, WSSlowConsumer}
 	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
 )
 
@@ -309,10 +409,11 @@ type CapacityStep struct {
 // condition.
 func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	var out []CapacityStep
-	p := Direct
-	if i := slices.IndexFunc(col.paths(), func(p Path) bool { return p.Proxy == nil }); i >= 0 {
-		p = col.paths()[i]
+	i := slices.IndexFunc(col.paths(), func(p Path) bool { return p.Proxy == nil })
+	if i < 0 {
+		return nil // a column only a front door speaks (HTTP/2)
 	}
+	p := col.paths()[i]
 	for _, r := range rows {
 		for _, n := range CapacitySteps(r, near) {
 			if c, ok := cell(CapacityID(col, r, n), col, r, p, n); ok {
@@ -378,7 +479,8 @@ func MatrixVerdicts() []verdict.Verdict {
 // generator's stall (its offload twin asserts the same and more),
 // verdict.SlowClients, and sync's protection behind buffering on, which
 // reads article A's nginx-on-2dl, the front doors' verdicts about sync,
-// and sync's two slow-TLS cells (its own TLS, NGINX's with buffering on).
+// sync's two slow-TLS cells (its own TLS, NGINX's with buffering on), one
+// cell of each HTTP/2 column and Daphne's WebSocket cell (CellRules).
 func CIMatrixVerdicts() []verdict.Verdict {
 	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
 	vs = append(vs, verdict.SlowClients...)
@@ -393,7 +495,18 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		// and NGINX's shield with buffering on, once each: 8.92 to 8.94 s
 		// against the stall line of 1 s, and 3.55 to 4.03 ms under it
 		// (3 runs, reports/measurements.md).
-		if c.Column == SlowTLS.ID && c.Row == MatrixRows[0].ID && (c.Path == DirectTLS.ID || c.Path == NginxTLSOn.ID) {
+		// HTTP/2, once a column: sync behind NGINX's h2 listener with
+		// buffering off, stalled by 2 slow HTTP/2 readers (12.0 s against
+		// the stall line of 1 s, 3 runs), and with buffering on, the temp
+		// directory one connection's 128 held streams fill (80.0 MiB
+		// against the line of 75, 3 runs, a kill counting as full).
+		ci := c.Row == MatrixRows[0].ID && (c.Column == SlowTLS.ID && (c.Path == DirectTLS.ID || c.Path == NginxTLSOn.ID) ||
+			c.Column == H2SlowRead.ID && c.Path == NginxH2Off.ID || c.Column == H2ManyStreams.ID && c.Path == NginxH2On.ID)
+		// WebSockets, once: Daphne directly, which queues what its slow
+		// consumers have not read (growth 32.4 to 47.2 MiB against the
+		// line of 16, 3 runs).
+		ci = ci || c.Column == WSSlowConsumer.ID && c.Row == podspec.Daphne().ID && c.Path == Direct.ID
+		if ci {
 			r, _ := verdict.RuleFor(c.Column, c.Row, c.Path)
 			vs = append(vs, verdict.CellVerdict(r, c.Row, c.Path, c.Condition.ID))
 		}

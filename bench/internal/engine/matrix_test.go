@@ -59,8 +59,12 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// 98 cells of the newer columns on the article's paths, plus the sync
 	// row behind each front door under slow headers and silent
 	// connections and behind each upload door under slow uploads, plus
-	// every row on the 3 TLS paths under slow TLS handshakes.
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*len(MatrixRows)
+	// every row on the 3 TLS paths under slow TLS handshakes and on the
+	// 2 HTTP/2 paths under each HTTP/2 column, and the 4 WebSocket rows
+	// on 2 paths. The rows of every column are all but the 2 WebSocket
+	// servers that run only that column so far.
+	every := len(MatrixRows) - 2
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*2*every + 4*2
 	assert.Equal(t, newer-len(named), rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
 }
 
@@ -158,8 +162,28 @@ func TestSlowKindLoads(t *testing.T) {
 			assert.Equal(t, base+"/fast", spec.FastURL)
 			assert.Equal(t, 9500*time.Millisecond, spec.HoldFor)
 			assert.Equal(t, c.Path == DirectTLS.ID, strings.HasSuffix(pod.Server.ID, "-tls"), "the server terminates TLS itself only directly")
+		case WSSlowConsumer.ID:
+			assert.Equal(t, load.WSURLFor(base, 256, 64<<10), spec.WSURL)
+			assert.True(t, strings.HasPrefix(spec.WSURL, "ws://127.0.0.1:"))
+			assert.EqualValues(t, 16<<20, spec.WSMessages*spec.WSMessageSize)
+			assert.EqualValues(t, WSAppMemory, pod.App.Memory, "room for a server that queues")
+			if c.Path == NginxWS.ID {
+				conf, err := pod.Proxy.Nginx.Render()
+				require.NoError(t, err)
+				assert.Contains(t, conf, "location /ws {")
+			}
+		case H2SlowRead.ID, H2ManyStreams.ID:
+			assert.True(t, pod.TLS)
+			assert.Equal(t, "https://127.0.0.1:8080", base, "NGINX's TLS listener, h2 by ALPN")
+			assert.Equal(t, base+"/fast", spec.FastURL, "/fast over HTTP/1.1 on the same listener")
+			assert.Equal(t, c.Condition.H2Streams, spec.H2Streams)
+			assert.Equal(t, c.Condition.Records(), c.Condition.Downloads*spec.H2Streams)
+			assert.Contains(t, spec.LargeURL, base+"/large?size=")
+			conf, err := pod.Proxy.Nginx.Render()
+			require.NoError(t, err)
+			assert.Contains(t, conf, " ssl http2")
 		}
-		if c.Column != SlowTLS.ID {
+		if c.Column != SlowTLS.ID && c.Column != H2SlowRead.ID && c.Column != H2ManyStreams.ID {
 			assert.False(t, pod.TLS, c.Condition.ID)
 		}
 	}
@@ -186,8 +210,10 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// silent: every row on 3 paths, the sync row behind the front doors;
 	// uploads on 4, the sync row behind the upload doors; the worker
 	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
-	// the 3 TLS paths.
-	require.Len(t, cells, len(MatrixRows)*(3+len(FrontDoors)+2*3+4+3)+2*len(FrontDoors)+len(UploadDoors)+4*2)
+	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths; the 4 rows
+	// that take WebSockets on 2 paths (2 of them run only that column).
+	every := len(MatrixRows) - 2
+	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+4*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -227,7 +253,7 @@ func TestCapacitySteps(t *testing.T) {
 	// slow-client verdicts read, sync behind every front door, sync's
 	// two slow-TLS cells and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3+len(FrontDoors)+7+2+2)
+	assert.Len(t, ci, len(MatrixRows)-2-3+len(FrontDoors)+7+2+2+2+1)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

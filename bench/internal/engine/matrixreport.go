@@ -112,7 +112,8 @@ func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads 
 		P95MsRuns: s.P95MsRuns, MaxMs: s.MaxMs, RequestsFailed: s.RequestsTotal - s.RequestsOK,
 		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS, WorkerTimeouts: s.WorkerTimeouts,
 		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}, AcceptQueuePeak: s.AcceptQueuePeak,
-		AppThrottledShare: s.ThrottledShare["app"], ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB}
+		AppThrottledShare: s.ThrottledShare["app"], ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB,
+		AppMemoryGrowthMiB: s.AppMemoryGrowthMiB}
 	sound := map[int]bool{}
 	for _, r := range runs {
 		if r.Condition == s.ID && r.Sound {

@@ -51,7 +51,8 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	for role, us := range series {
 		us.Close()
 		o.Resources[role] = report.ResourceSummary{CPUPercent: us.CPUPercent, ThrottledShare: us.ThrottledShare,
-			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20), Samples: us.Samples}
+			ThrottledMs: float64(us.ThrottledTime) / 1e6, MaxMemoryMiB: float64(us.MaxMemoryBytes) / (1 << 20),
+			MemoryGrowthMiB: float64(us.MemoryGrowthBytes) / (1 << 20), Samples: us.Samples}
 	}
 	client := series[podspec.RoleClient]
 	if client != nil && client.Samples < 2 { // no throttled time between samples

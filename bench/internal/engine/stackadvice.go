@@ -24,6 +24,10 @@ var pathPhrases = map[string]string{
 	NginxTLSOff.ID:         "behind NGINX terminating TLS, proxy_buffering off",
 	NginxTLSOn.ID:          "behind NGINX terminating TLS, proxy_buffering on",
 	"nginx-tls-custom":     "behind your NGINX config terminating TLS",
+	NginxWS.ID:             "behind NGINX passing the WebSocket Upgrade on",
+	NginxH2Off.ID:          "behind NGINX serving HTTP/2 over TLS, proxy_buffering off",
+	NginxH2On.ID:           "behind NGINX serving HTTP/2 over TLS, proxy_buffering on",
+	"nginx-h2-custom":      "behind your NGINX config serving HTTP/2 over TLS",
 }
 
 // pathPhrase names path id in advice: pathPhrases', or the front door

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -57,6 +58,9 @@ type StackCheck struct {
 	// TLSPath is Path with TLS at its entry point (tlsTwin), for the slow
 	// TLS handshakes; zero unless the file requires them.
 	TLSPath Path
+	// H2Path is Path with TLS and HTTP/2 at NGINX's listener (h2Twin),
+	// for the slow HTTP/2 readers; zero unless the file requires them.
+	H2Path Path
 	// ExpectFails marks an example stack meant to fail a requirement:
 	// its verdicts fail all the same, and say that they were meant to.
 	ExpectFails bool
@@ -80,6 +84,7 @@ var stackColumns = []struct {
 	{SlowHeaders, "slow-header clients", func(r stackfile.Requires) int { return r.SlowHeaders }},
 	{Silent, "silent connections", func(r stackfile.Requires) int { return r.SilentConnections }},
 	{SlowTLS, "slow TLS handshakes", func(r stackfile.Requires) int { return r.SlowTLS }},
+	{H2SlowRead, "slow HTTP/2 readers", func(r stackfile.Requires) int { return r.H2SlowReaders }},
 }
 
 // NewStackCheck makes f's check. f must be valid (stackfile.Load); a
@@ -148,6 +153,16 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 			return StackCheck{}, fmt.Errorf("stack file %s: requires.slow_tls %d: want a path the lab can put TLS on: %w", f.Name, f.Requires.SlowTLS, err)
 		}
 		sc.TLSPath = p
+	}
+	if f.Requires.H2SlowReaders > 0 {
+		p, err := h2Twin(sc.Path)
+		if err == nil {
+			err = p.Proxy.Validate()
+		}
+		if err != nil {
+			return StackCheck{}, fmt.Errorf("stack file %s: requires.h2_slow_readers %d: want a path that speaks HTTP/2: %w", f.Name, f.Requires.H2SlowReaders, err)
+		}
+		sc.H2Path = p
 	}
 
 	p := f.Paths
@@ -221,11 +236,17 @@ func (sc StackCheck) BaselineOf(b StackBehaviour) Condition {
 	return sc.condition(StackStepID(sc.File.Name, b.Column, 0), b.Column, 0)
 }
 
-// PathOf is the path b's steps run on: TLSPath for slow TLS handshakes,
-// else Path.
-func (sc StackCheck) PathOf(b StackBehaviour) Path {
-	if b.Column.ID == SlowTLS.ID {
+// PathOf is the path b's steps run on (pathFor).
+func (sc StackCheck) PathOf(b StackBehaviour) Path { return sc.pathFor(b.Column) }
+
+// pathFor is the path col's steps run on: TLSPath for slow TLS
+// handshakes, H2Path for slow HTTP/2 readers, else Path.
+func (sc StackCheck) pathFor(col Column) Path {
+	switch col.ID {
+	case SlowTLS.ID:
 		return sc.TLSPath
+	case H2SlowRead.ID:
+		return sc.H2Path
 	}
 	return sc.Path
 }
@@ -251,15 +272,11 @@ func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
 // condition is the matrix's cell of the stack's row on its path under n
 // of col's clients, aimed at the team's paths and limits.
 func (sc StackCheck) condition(id string, col Column, n int) Condition {
-	p := sc.Path
-	if col.ID == SlowTLS.ID {
-		p = sc.TLSPath
-	}
-	c, _ := cell(id, col, sc.Row, p, n) // every stack column takes every row
+	c, _ := cell(id, col, sc.Row, sc.pathFor(col), n) // every stack column takes every row
 	c.AppLimits, c.ProxyLimits = sc.AppLimits, sc.ProxyLimits
 	t := sc.Target
 	c.Target = &t
-	if n > 0 && col.ID == SlowRead.ID {
+	if n > 0 && (col.ID == SlowRead.ID || col.ID == H2SlowRead.ID) {
 		c.BodyBytes = t.LargeBytes
 	}
 	return c
@@ -319,4 +336,27 @@ func tlsTwin(p Path) (Path, error) {
 	n.TLS = true
 	c.Nginx = &n
 	return Path{ID: strings.Replace(p.ID, "nginx", "nginx-tls", 1), Proxy: &c, TLS: true}, nil
+}
+
+// h2Twin is path p with TLS and HTTP/2 at NGINX's listener, its
+// settings kept; no server the lab starts speaks HTTP/2 itself, and no
+// other front door has a listener the lab can set.
+func h2Twin(p Path) (Path, error) {
+	switch {
+	case p.HTTP2:
+		return p, nil
+	case p.Proxy == nil:
+		return Path{}, errors.New("no server the lab starts speaks HTTP/2 itself (Gunicorn, uWSGI and Uvicorn speak HTTP/1.1): put NGINX in front (proxy.mode buffering-on)")
+	case p.Proxy.Kind != proxy.KindNginx:
+		return Path{}, fmt.Errorf("the lab serves HTTP/2 from NGINX's listener, not from %s", p.Proxy.Kind)
+	}
+	t, err := tlsTwin(p)
+	if err != nil {
+		return Path{}, err
+	}
+	c := *t.Proxy
+	n := *c.Nginx
+	n.HTTP2 = true
+	c.Nginx = &n
+	return Path{ID: strings.Replace(p.ID, "nginx", "nginx-h2", 1), Proxy: &c, TLS: true, HTTP2: true}, nil
 }

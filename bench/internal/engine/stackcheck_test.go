@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -280,4 +281,36 @@ func TestStackTLSPath(t *testing.T) {
 	assert.ErrorContains(t, p.Proxy.Validate(), "custom server or http block")
 	_, err = tlsTwin(doorPath("haproxy", ""))
 	assert.ErrorContains(t, err, "not in haproxy")
+}
+
+// TestStackH2Path: slow HTTP/2 readers run on the stack's NGINX path with
+// TLS and http2 added, their settings kept, reading the stack's large
+// path, with a step 0 of their own; a path without NGINX is refused.
+func TestStackH2Path(t *testing.T) {
+	sc := loadStack(t, "nginx-buffered.yaml")
+	assert.Equal(t, NginxH2On.ID, sc.H2Path.ID)
+	assert.True(t, sc.H2Path.HTTP2)
+	assert.True(t, sc.H2Path.Proxy.Nginx.HTTP2 && sc.H2Path.Proxy.Nginx.TLS && sc.H2Path.Proxy.Nginx.Buffering)
+	assert.False(t, sc.Path.Proxy.Nginx.HTTP2, "the plain path is left as it was")
+	i := slices.IndexFunc(sc.Behaviours, func(b StackBehaviour) bool { return b.Column.ID == H2SlowRead.ID })
+	require.GreaterOrEqual(t, i, 0)
+	b := sc.Behaviours[i]
+	assert.Equal(t, "stack-shop-nginx-h2-slow-read-0", sc.BaselineOf(b).ID)
+	c := sc.Step(b, 2)
+	require.NoError(t, c.Validate())
+	assert.Equal(t, 4, c.Records(), "2 connections of 2 streams")
+	spec := c.Load("https://127.0.0.1:8080", "x")
+	assert.Equal(t, "https://127.0.0.1:8080/export", spec.LargeURL)
+	assert.EqualValues(t, 16<<20, spec.LargeSize)
+
+	_, err := h2Twin(Direct)
+	assert.ErrorContains(t, err, "no server the lab starts speaks HTTP/2 itself")
+	_, err = h2Twin(doorPath("caddy", ""))
+	assert.ErrorContains(t, err, "not from caddy")
+	own := nginxconf.New()
+	own.Custom = "location / { proxy_pass http://app; }"
+	p, err := h2Twin(NginxPath("nginx-custom", own))
+	require.NoError(t, err)
+	assert.Equal(t, "nginx-h2-custom", p.ID)
+	require.NoError(t, p.Proxy.Validate())
 }

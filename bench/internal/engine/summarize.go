@@ -87,7 +87,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 			Bytes: d.Bytes, Expected: d.Expected, Complete: d.Complete(), Outcome: d.Outcome(), Framing: d.Framing,
 			ReceiveBufferGranted: d.ReceiveBufferGranted, StartMs: stats.Ms(d.Start), ConnectMs: stats.Ms(d.Connect),
 			FirstByteMs: stats.Ms(d.FirstByte), CompletionS: d.Completion.Seconds(),
-			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error}
+			WriteS: w.Write.Seconds(), WriteComplete: w.Complete, WorkerPID: w.PID, Error: d.Error,
+			Messages: d.Messages, Lost: d.Lost, Reordered: d.Reordered}
 		out.Downloads = append(out.Downloads, row)
 		if run.SlowOutcomes == nil {
 			run.SlowOutcomes = map[string]int{}
@@ -121,8 +122,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	if more := unrecorded - namedClients; more > 0 {
 		problems = append(problems, fmt.Sprintf("and %d more slow clients without a complete record in the app", more))
 	}
-	if len(res.Downloads) != c.Downloads {
-		problems = append(problems, fmt.Sprintf("%d slow clients ran, the condition asks for %d", len(res.Downloads), c.Downloads))
+	if len(res.Downloads) != c.Records() {
+		problems = append(problems, fmt.Sprintf("%d slow clients' records came, the condition asks for %d", len(res.Downloads), c.Records()))
 	}
 	run.WorkerTimeouts = strings.Count(rec.AppLog, workerTimeoutLine)
 	if len(rec.OOMKilled) > 0 {
@@ -286,7 +287,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // figure is set only when every valid run observed it, so a verdict never
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
-	var appMem, clientCPU, appFDs, proxyFDs []float64
+	var appMem, appGrowth, clientCPU, appFDs, proxyFDs []float64
 	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
@@ -314,6 +315,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			appMem = append(appMem, app.MaxMemoryMiB)
+			appGrowth = append(appGrowth, app.MemoryGrowthMiB)
 			if app.MaxFDs > 0 {
 				appFDs = append(appFDs, float64(app.MaxFDs))
 			}
@@ -394,6 +396,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.ProxyWorkerSendShareMax = all(proxyMax, stats.Median[float64])
 	s.ProxyMemoryPeakMiB = all(proxyMem, stats.Median[float64])
 	s.AppMemoryPeakMiB = all(appMem, stats.Median[float64])
+	s.AppMemoryGrowthMiB = all(appGrowth, stats.Median[float64])
 	s.AppFDsPeak, s.ProxyFDsPeak = all(appFDs, stats.Median[float64]), all(proxyFDs, stats.Median[float64])
 	s.ClientCPUPercent = all(clientCPU, stats.Median[float64])
 	s.AppSendQBusyShare = all(busy, stats.Median[float64])

@@ -74,7 +74,7 @@ func TestSummarizeRunInvalidSampler(t *testing.T) {
 		"no request":   {func(r *Record) { r.Load.Fast = nil }, "no /fast request was made"},
 		"short body":   {func(r *Record) { r.Load.Fast[2].Bytes = 3 }, "1 of 4 /fast requests failed"},
 		"no write":     {func(r *Record) { r.Writes = nil }, "has no complete record in the app"},
-		"downloads":    {func(r *Record) { r.Load.Downloads = nil }, "0 slow clients ran, the condition asks for 1"},
+		"downloads":    {func(r *Record) { r.Load.Downloads = nil }, "0 slow clients' records came, the condition asks for 1"},
 		"clock step":   {func(r *Record) { r.Load.WallStep = 36 * time.Millisecond }, "the wall clock moved 36ms against the monotonic clock"},
 		"step back":    {func(r *Record) { r.Load.WallStep = -2 * time.Millisecond }, "the wall clock moved -2ms"},
 	}

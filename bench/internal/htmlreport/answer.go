@@ -101,10 +101,14 @@ func matrixFindings(m *report.Matrix) []string {
 	var out []string
 	for _, col := range m.Columns {
 		// A column's direct path and NGINX-buffering-on path: the plain
-		// ones, or for slow TLS their TLS twins.
+		// ones, for slow TLS their TLS twins, for HTTP/2 NGINX's h2
+		// listener (no direct path: no server here speaks HTTP/2).
 		directID, onID, tls := "direct", "nginx-on", ""
-		if slices.Contains(col.Paths, "direct-tls") {
+		switch {
+		case slices.Contains(col.Paths, "direct-tls"):
 			directID, onID, tls = "direct-tls", "nginx-tls-on", " terminating TLS"
+		case slices.Contains(col.Paths, "nginx-h2-on"):
+			directID, onID, tls = "", "nginx-h2-on", " serving HTTP/2 over TLS"
 		}
 		direct := map[string][]string{}
 		var onNot []string

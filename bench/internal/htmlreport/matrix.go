@@ -59,8 +59,8 @@ type matrixRowView struct {
 }
 
 type matrixCellView struct {
-	Class, Condition, P95, Range, Max, Failed, Clients, Write, Waits string
-	Ran                                                              bool
+	Class, Condition, P95, Range, Max, Failed, Clients, Write, Waits, Memory string
+	Ran                                                                      bool
 }
 
 type capacityRow struct {
@@ -202,6 +202,7 @@ func cellView(c report.MatrixCell) matrixCellView {
 	if c.WorkerTimeouts > 0 {
 		v.Clients += fmt.Sprintf("; %d worker timeouts logged", c.WorkerTimeouts)
 	}
+	v.Memory = memoryText(c)
 	return v
 }
 
@@ -224,4 +225,21 @@ func streamView(s report.StreamCell) streamRow {
 		r.Error = st.Error
 	}
 	return r
+}
+
+// memoryText is what a cell cost in memory, where measured: the app's
+// growth over the window (a WebSocket server's queued messages), the
+// front door's peak and its temp files' (HTTP/2 streams it buffered).
+func memoryText(c report.MatrixCell) string {
+	var parts []string
+	if c.AppMemoryGrowthMiB != nil && (c.SlowKind == "ws-slow-consumer" || *c.AppMemoryGrowthMiB >= 8) {
+		parts = append(parts, "app grew "+num(*c.AppMemoryGrowthMiB)+" MiB")
+	}
+	if c.ProxyMemoryPeakMiB != nil {
+		parts = append(parts, "proxy peak "+num(*c.ProxyMemoryPeakMiB)+" MiB")
+	}
+	if c.SpillPeakMiB != nil && *c.SpillPeakMiB > 0 {
+		parts = append(parts, "spilled "+num(*c.SpillPeakMiB)+" MiB")
+	}
+	return strings.Join(parts, ", ")
 }

@@ -41,6 +41,27 @@ func Uvicorn(workers int) Server {
 	}
 }
 
+// Daphne is Daphne 4.0 (Django Channels' ASGI server, on Twisted) serving
+// the ASGI twin in its one process: its send() queues a WebSocket
+// message in Twisted's transport and returns at once.
+func Daphne() Server {
+	return Server{
+		ID:  "daphne-1",
+		Cmd: []string{"python3", "-m", "daphne", "--bind", "127.0.0.1", "--port", strconv.Itoa(AppPort), "asgiapp:app"},
+	}
+}
+
+// Hypercorn is Hypercorn 0.13 with `workers` asyncio worker processes
+// serving the ASGI twin (HTTP/1.1, HTTP/2 and WebSockets through h11,
+// h2 and wsproto).
+func Hypercorn(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("hypercorn-%d", workers),
+		Cmd: []string{"python3", "-m", "hypercorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--workers", strconv.Itoa(workers), "asgiapp:app"},
+	}
+}
+
 // UWSGI body kinds: how the app hands /large to the server.
 const (
 	BodyGenerator = "generator"

@@ -165,6 +165,7 @@ type UsageSeries struct {
 	count       int
 	first, last usageSample
 	maxMemory   int64
+	maxUsage    int64
 	throttled   []throttledAt
 	sorted      bool // throttled is in time order
 
@@ -180,6 +181,10 @@ type UsageSeries struct {
 	ThrottledTime  time.Duration `json:"throttled_time_ns"`
 	// MaxMemoryBytes is the largest usage or peak seen.
 	MaxMemoryBytes int64 `json:"max_memory_bytes"`
+	// MemoryGrowthBytes is the largest usage seen less the first
+	// sample's: what the window added to the container's memory (the
+	// peak since its creation, which start-up may have set, left out).
+	MemoryGrowthBytes int64 `json:"memory_growth_bytes"`
 }
 
 type usageSample struct {
@@ -199,6 +204,7 @@ func (s *UsageSeries) Add(t time.Duration, u Usage) {
 		s.last = usageSample{t, u}
 	}
 	s.maxMemory = max(s.maxMemory, u.MemoryBytes, u.MemoryPeakBytes)
+	s.maxUsage = max(s.maxUsage, u.MemoryBytes)
 	s.throttled = append(s.throttled, throttledAt{t, u.ThrottledTime})
 	s.sorted = false
 	s.count++
@@ -235,6 +241,7 @@ func (s *UsageSeries) ThrottledOver(from, to time.Duration) time.Duration {
 func (s *UsageSeries) Close() {
 	s.Samples = s.count
 	s.MaxMemoryBytes = s.maxMemory
+	s.MemoryGrowthBytes = max(0, s.maxUsage-s.first.u.MemoryBytes)
 	s.Window = s.last.t - s.first.t
 	if s.count < 2 || s.Window <= 0 {
 		return

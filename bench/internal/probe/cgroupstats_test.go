@@ -81,6 +81,7 @@ func TestUsageSeries(t *testing.T) {
 	assert.InDelta(t, 0.75, s.ThrottledShare, 1e-9)
 	assert.Equal(t, 2500*time.Millisecond, s.ThrottledTime)
 	assert.EqualValues(t, 70<<20, s.MaxMemoryBytes)
+	assert.EqualValues(t, 20<<20, s.MemoryGrowthBytes, "the largest usage less the first sample's, never the peak since creation")
 }
 
 // ThrottledOver is the throttling between the samples around a span: a

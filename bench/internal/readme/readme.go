@@ -44,6 +44,9 @@ func Protection(m *report.Matrix) report.Reporter {
 		if slices.ContainsFunc(m.Columns, func(c report.MatrixColumn) bool { return slices.Contains(c.Paths, "direct-tls") }) {
 			tls = " `direct-tls` is the server terminating TLS itself; `nginx-tls-off` and `nginx-tls-on` are NGINX terminating it."
 		}
+		if slices.ContainsFunc(m.Columns, func(c report.MatrixColumn) bool { return slices.Contains(c.Paths, "nginx-h2-on") }) {
+			tls += " `nginx-h2-off` and `nginx-h2-on` are NGINX terminating TLS with `http2` on its listener, each stream forwarded as an HTTP/1.1 request."
+		}
 		fmt.Fprintf(&b, "Each entry lists the paths on which the setup kept `/fast` protected (p95 under %g ms, nothing failed, every slow client served as its kind expects); after a semicolon, the paths where it stalled (p95 over %g ms), failed (a slow client cut short), was slowed (p95 between the two) or has no data. Paths: `direct`; NGINX with `proxy_buffering` `off` or `on`; `nginx-on-reqbuf-off` is buffering on with `proxy_request_buffering off`.%s\n\n",
 			m.ProtectedMs, m.StalledMs, tls)
 		b.WriteString("| setup |")

@@ -168,6 +168,12 @@ type Download struct {
 	// reset, timeout, refused or status; a held connection held or
 	// closed (load.Download.Outcome).
 	Outcome string `json:"outcome"`
+	// Messages, Lost and Reordered are a WebSocket consumer's messages
+	// received, missing from the server's sequence, and out of its order
+	// (load.Download's): no message is lost silently.
+	Messages  int `json:"messages,omitempty"`
+	Lost      int `json:"lost,omitempty"`
+	Reordered int `json:"reordered,omitempty"`
 	// Framing is how the response said where its body ends:
 	// content-length, chunked or close (load.Framing*).
 	Framing string `json:"framing,omitempty"`
@@ -273,6 +279,10 @@ type Condition struct {
 	// the median of the client's CPU over its window, percent of a core:
 	// what the load generator itself cost.
 	AppMemoryPeakMiB *float64 `json:"app_memory_peak_mib"`
+	// AppMemoryGrowthMiB is the median over valid runs of what the window
+	// added to the app container's memory over its first sample: what a
+	// server holds for its slow clients (a WebSocket's queued messages).
+	AppMemoryGrowthMiB *float64 `json:"app_memory_growth_mib,omitempty"`
 	// AppFDsPeak and ProxyFDsPeak are the medians over valid runs of the
 	// most descriptors the app's and the proxy's processes held open at
 	// once (nil when a valid run did not read them).

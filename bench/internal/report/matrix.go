@@ -208,6 +208,10 @@ type MatrixCell struct {
 	// without a front door or one that never spills.
 	ProxyMemoryPeakMiB *float64 `json:"proxy_memory_peak_mib,omitempty"`
 	SpillPeakMiB       *float64 `json:"spill_peak_mib,omitempty"`
+	// AppMemoryGrowthMiB is what the window added to the app's memory
+	// over its first sample (median over valid runs): what the server
+	// held for its slow clients, a WebSocket's unsent messages above all.
+	AppMemoryGrowthMiB *float64 `json:"app_memory_growth_mib,omitempty"`
 }
 
 // SiteShare is one wait site's share of samples.

@@ -87,7 +87,10 @@ type ResourceSummary struct {
 	ThrottledShare float64 `json:"throttled_share"`
 	ThrottledMs    float64 `json:"throttled_ms"`
 	MaxMemoryMiB   float64 `json:"max_memory_mib"`
-	Samples        int     `json:"samples"`
+	// MemoryGrowthMiB is the most the window added to the container's
+	// memory over its first sample (probe.UsageSeries.MemoryGrowthBytes).
+	MemoryGrowthMiB float64 `json:"memory_growth_mib"`
+	Samples         int     `json:"samples"`
 	// MaxFDs is the most descriptors the role's processes held open at
 	// once (the app's and the proxy's; 0 when unread).
 	MaxFDs int `json:"max_fds,omitempty"`

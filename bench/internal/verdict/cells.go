@@ -17,6 +17,33 @@ const (
 	ExpectNoStall = "no-stall"
 	// ExpectCut is every slow client truncated or reset.
 	ExpectCut = "cut"
+	// ExpectBounded is the app's memory growing less than
+	// WSBoundedMiB over the window: backpressure held the server's
+	// unsent messages to its transport's buffers. ExpectUnbounded is it
+	// growing more than WSUnboundedMiB: the server queued what its slow
+	// consumers had not read, with no bound but what they leave unread.
+	ExpectBounded   = "bounded"
+	ExpectUnbounded = "unbounded"
+	// ExpectUnprotected is /fast p95 over ProtectedMs: slowed or stalled,
+	// for cells whose p95 lands either side of StalledMs from run to run.
+	ExpectUnprotected = "unprotected"
+	// ExpectExhausted is the front door filling its temp directory (a
+	// median spill of ExhaustedSpillMiB or more) or killed at its memory
+	// limit, in every sound run.
+	ExpectExhausted = "exhausted"
+)
+
+// ExhaustedSpillMiB is the spill over which NGINX's temp directory
+// (podspec.ProxyTmpfsBytes, 80 MiB, its config and pid file included)
+// counts as full.
+const ExhaustedSpillMiB = 75
+
+// The WebSocket column's memory lines: its 2 consumers are pushed 16 MiB
+// each, so a server that queues holds most of 32 MiB (and its copies),
+// while backpressure holds a few transport buffers of 64 KiB.
+const (
+	WSBoundedMiB   = 8
+	WSUnboundedMiB = 16
 )
 
 // CellRule is what a set of cells of one column showed, with its
@@ -35,6 +62,11 @@ type CellRule struct {
 var blockingReaders = []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload}
 
 var nginxPaths = []string{"nginx-off", nginxOn}
+
+// sendsItself are the rows whose workers (or threads) send a response
+// themselves, one at a time each: Gunicorn's sync workers, gthread's 4
+// threads, and uWSGI's workers but for a file its offload threads take.
+var sendsItself = []string{syncRow, gthreadRow, uwsgiGen, uwsgiGenOffload, uwsgiFile}
 
 // CellRules are the newer columns' cells as measured (reports/measurements.md,
 // "The resilience matrix, part 2"), each with the mechanism the sampler
@@ -83,6 +115,31 @@ var CellRules = []CellRule{
 	{Column: slowTLS, Expect: ExpectNoStall,
 		Why: "NGINX runs the handshake itself and connects upstream only once a request is whole: the server never sees the slow client; /fast pays a handshake on NGINX's 0.20 core " +
 			"(p95 3.1 to 6.0 ms over 3 runs of every row, with buffering off as on, against the stall line of 1 s)"},
+	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
+		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
+			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)"},
+	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
+		Why: "a greenlet, a coroutine or uWSGI's offload thread waits on each stream's response, and the rest serve /fast (p95 3.6 to 4.6 ms over 3 runs)"},
+	{Column: h2SlowRead, Expect: ExpectNoStall,
+		Why: "NGINX takes each stream's 16 MiB whole into its temp directory (64 MiB for the 4) and feeds the windows itself: the workers are free in under a second " +
+			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s)"},
+	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
+		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
+			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)"},
+	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: []string{geventRow}, Expect: ExpectUnprotected,
+		Why: "gevent takes all 128 requests and its quarter core fills 128 sockets with their first half MiB each before /fast gets a turn (p95 0.12 to 1.86 s over 3 runs, either side of the stall line)"},
+	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
+		Why: "a coroutine or uWSGI's offload thread waits on each held response, and the rest serve /fast (p95 3.2 to 9.2 ms over 3 runs)"},
+	{Column: h2ManyStreams, Expect: ExpectExhausted,
+		Why: "with buffering on, NGINX reads every stream's 16 MiB into its temp directory as fast as the server writes it, for a client that reads none: one connection fills the 80 MiB directory " +
+			"(every run: 79.7 to 80.0 MiB) and takes NGINX to its 96 MiB memory limit, which the tmpfs counts; it then resets the streams it has no room for (29 to 122 of 128), " +
+			"and the OOM killer ended NGINX in all 3 runs behind uWSGI's offloaded files; /fast ran 50 ms to 8.9 s at p95, no verdict either way"},
+	{Column: wsSlowConsumer, Rows: []string{daphneRow}, Expect: ExpectUnbounded,
+		Why: "Daphne's send() hands each message to autobahn and Twisted's transport, which queue it and return: the app pushes both consumers' 16 MiB in under 0.1 s, and Daphne holds what they have not read in its memory " +
+			"(growth 31.5 to 47.2 MiB for 32 MiB pushed over 3 runs, directly and behind NGINX alike, against the line of 16): no backpressure, so a slower or a stalled consumer costs its whole backlog (django/daphne#170)"},
+	{Column: wsSlowConsumer, Expect: ExpectBounded,
+		Why: "the server's send() waits while its transport holds more than its high-water mark (websockets' and wsproto's drain), so the app pushes at the consumer's pace (write 3.3 to 6.6 s of its 8 s) " +
+			"and the memory stays within a few buffers (growth 0 to 2.7 MiB over 3 runs of each of the 6 cells, against the line of 8); NGINX relays the upgraded connection through its small buffers and passes the backpressure on"},
 	{Column: outliveTimeout, Paths: []string{direct}, Rows: []string{syncRow}, Expect: ExpectCut,
 		Why: "the sync worker blocked in its send never notifies the arbiter, which kills it at --timeout"},
 	{Column: outliveTimeout, Expect: ExpectProtected,
@@ -112,6 +169,14 @@ func CellVerdict(r CellRule, row, path, id string) Verdict {
 		v.Check = Below(id, P95, StalledMs)
 	case ExpectCut:
 		v.Unit, v.Check = "share", Outcomes(id, "truncated", "reset")
+	case ExpectUnprotected:
+		v.Check = Above(id, P95, ProtectedMs)
+	case ExpectExhausted:
+		v.Unit, v.Check = "MiB", ProxyExhausted(id, ExhaustedSpillMiB)
+	case ExpectBounded:
+		v.Unit, v.Check = "MiB", Below(id, AppMemGrowth, WSBoundedMiB)
+	case ExpectUnbounded:
+		v.Unit, v.Check = "MiB", Above(id, AppMemGrowth, WSUnboundedMiB)
 	default:
 		panic("verdict: CellRule expects " + r.Expect)
 	}

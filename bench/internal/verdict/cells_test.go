@@ -34,6 +34,11 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 		{ExpectStalled, stalled, protected},
 		{ExpectNoStall, cellSummary("c", 314), stalled},
 		{ExpectCut, cut, whole},
+		{ExpectUnprotected, cellSummary("c", 115), protected},
+		{ExpectExhausted, spilled(79.8, 0, nil), spilled(63.7, 0, nil)},
+		{ExpectExhausted, spilled(0, 1, []string{"proxy"}), spilled(79.8, 1, []string{"app"})},
+		{ExpectBounded, grown(2.7), grown(31.5)},
+		{ExpectUnbounded, grown(31.5), grown(2.7)},
 	} {
 		v := CellVerdict(CellRule{Column: silent, Expect: tc.expect, Why: "x"}, syncRow, direct, "c")
 		o, err := v.Check.Eval(data(tc.hold))
@@ -45,4 +50,21 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 	}
 	assert.Equal(t, "silent-gunicorn-sync-2-direct-stalled",
 		CellVerdict(CellRule{Column: silent, Expect: ExpectStalled}, syncRow, direct, "matrix-silent-gunicorn-sync-2-direct").ID)
+}
+
+// spilled is a cell of 1 sound run whose valid runs' median spill is mib
+// (none valid when every sound run ended in an OOM kill of killed).
+func spilled(mib float64, oom int, killed []string) report.Condition {
+	c := report.Condition{ID: "c", Downloads: 1, RunsSound: 1, RunsTotal: 1, RunsOOM: oom, OOMKilled: killed}
+	if oom == 0 {
+		c.TempfilePeakMiB = &mib
+	}
+	return c
+}
+
+// grown is a cell whose app grew mib over its window.
+func grown(mib float64) report.Condition {
+	c := cellSummary("c", 2)
+	c.AppMemoryGrowthMiB = &mib
+	return c
 }

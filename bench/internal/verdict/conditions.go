@@ -99,6 +99,8 @@ var (
 	// ProxyMemPeak is the proxy container's memory peak, MiB.
 	ProxyMemPeak = sampled("proxy memory peak", func(c report.Condition) *float64 { return c.ProxyMemoryPeakMiB })
 	AppCPU       = sampled("app CPU", func(c report.Condition) *float64 { return c.AppCPUPercent })
+	// AppMemGrowth is what the window added to the app's memory, MiB.
+	AppMemGrowth = sampled("app memory growth", func(c report.Condition) *float64 { return c.AppMemoryGrowthMiB })
 	LeastBlocked = sampled("least blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMin })
 	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
 	// AcceptQueue is the most connections waiting at once to be accepted.

@@ -141,6 +141,12 @@ const (
 	silent         = "silent"
 	outliveTimeout = "outlive-timeout"
 	slowTLS        = "slow-tls"
+	h2SlowRead     = "h2-slow-read"
+	h2ManyStreams  = "h2-many-streams"
+	nginxH2Off     = "nginx-h2-off"
+	nginxH2On      = "nginx-h2-on"
+	wsSlowConsumer = "ws-slow-consumer"
+	nginxWS        = "nginx-ws"
 	direct         = "direct"
 	directTLS      = "direct-tls"
 	nginxOn        = "nginx-on"
@@ -162,12 +168,14 @@ const (
 	uwsgiGenOffload  = "uwsgi-2-generator-offload-2"
 	uwsgiFile        = "uwsgi-2-file"
 	uwsgiFileOffload = "uwsgi-2-file-offload-2"
+	daphneRow        = "daphne-1"
+	hypercornRow     = "hypercorn-2"
 )
 
 // MatrixRowIDs are the rows Matrix names (an engine test checks that the
 // engine has each).
 var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvicornRow,
-	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload}
+	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload, daphneRow, hypercornRow}
 
 // NginxOnProtected is the verdict that row, measured by condition id
 // behind NGINX buffering on, is protected: asserted for every row of the

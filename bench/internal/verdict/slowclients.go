@@ -2,6 +2,7 @@ package verdict
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"wsgilab/bench/internal/report"
@@ -112,4 +113,36 @@ var SlowClientsMeasured = []Verdict{
 		Text: "2 gevent workers keep /fast protected under 2 slow uploads: a read that would block yields to the hub"},
 	{ID: "uvicorn-slow-upload-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(CellID(slowUpload, uvicornRow, direct)),
 		Text: "Uvicorn alone keeps /fast protected under 2 slow uploads: receive() awaits the body in the event loop"},
+}
+
+// ProxyExhausted holds when, in every sound run of condition id, the
+// front door was killed at its memory limit or filled its temp
+// directory: the valid runs' median spill is spillMiB or more. The
+// measured value is that median (0 when every sound run ended in a kill).
+func ProxyExhausted(id string, spillMiB float64) Check { return exhaustedCheck{id, spillMiB} }
+
+type exhaustedCheck struct {
+	id       string
+	spillMiB float64
+}
+
+func (c exhaustedCheck) Needs() []string { return []string{c.id} }
+
+func (c exhaustedCheck) Eval(d Data) (Outcome, error) {
+	s, ok := d.Conditions[c.id]
+	switch {
+	case !ok:
+		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
+	case s.RunsSound == 0:
+		return Outcome{}, fmt.Errorf("%s: no sound run", c.id)
+	}
+	killed := s.RunsOOM > 0 && slices.Contains(s.OOMKilled, "proxy")
+	threshold := fmt.Sprintf(">= %g MiB spilled, or the proxy OOM-killed, in every sound run (%d of %d killed)", c.spillMiB, s.RunsOOM, s.RunsSound)
+	if s.RunsOOM == s.RunsSound { // no valid run: each one ended in a kill
+		return Outcome{Measured: 0, Threshold: threshold, Holds: killed}, nil
+	}
+	if s.TempfilePeakMiB == nil {
+		return Outcome{}, fmt.Errorf("%s: no temp-file peak in its valid runs", c.id)
+	}
+	return Outcome{Measured: *s.TempfilePeakMiB, Threshold: threshold, Holds: *s.TempfilePeakMiB >= c.spillMiB && (s.RunsOOM == 0 || killed)}, nil
 }
