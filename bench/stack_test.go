@@ -38,7 +38,7 @@ var exampleStacks = []struct {
 	{"django", "django/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"fastapi", "fastapi/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"gthread", "gthread.yaml", true, []string{"none up to 3 slow readers"}, true},
-	{"nginx-buffered", "nginx-buffered.yaml", true, []string{"none up to 3 slow readers", "none up to 3 slow TLS handshakes"}, true},
+	{"nginx-buffered", "nginx-buffered.yaml", true, []string{"none up to 3 slow readers", "none up to 3 slow TLS handshakes", "none up to 2 slow HTTP/2 readers"}, true},
 	{"image", "image/stack.yaml", true, []string{"none up to 3 silent connections"}, true},
 }
 

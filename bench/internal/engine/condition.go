@@ -34,8 +34,10 @@ type Path struct {
 	TLS bool
 	// HTTP2 makes the entry point speak HTTP/2 beside HTTP/1.1, chosen by
 	// ALPN on its TLS listener: NGINX's http2 (nginxconf.WithHTTP2), which
-	// forwards each stream upstream as an HTTP/1.1 request. No server the
-	// lab starts speaks HTTP/2 itself, so a direct path never does.
+	// forwards each stream upstream as an HTTP/1.1 request. The matrix's
+	// HTTP/2 columns run no server that speaks HTTP/2 itself (Gunicorn,
+	// uWSGI and Uvicorn speak HTTP/1.1; Hypercorn, which speaks it, runs
+	// the WebSocket column only so far), so a direct path never does.
 	HTTP2 bool
 }
 
@@ -156,8 +158,9 @@ type Condition struct {
 	Downloads int
 	// SlowKind is what the slow clients do: load.KindRead ("" too),
 	// load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle,
-	// load.KindTLS, or an HTTP/2 kind (load.KindH2Read, load.KindH2Streams),
-	// whose clients are connections of H2Streams streams each.
+	// load.KindTLS, an HTTP/2 kind (load.KindH2Read, load.KindH2Streams),
+	// whose clients are connections of H2Streams streams each, or
+	// load.KindWS, WebSocket consumers of BodyBytes in 64 KiB messages.
 	SlowKind string
 	// H2Streams is how many streams each HTTP/2 slow client opens, 1 to
 	// load.MaxH2Streams, for an HTTP/2 SlowKind only (0 otherwise): each
@@ -307,7 +310,7 @@ func (c Condition) Validate() error {
 	case c.SlowKind == load.KindTLS && !c.Path.TLS:
 		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
 	case c.Path.HTTP2 && (c.Path.Proxy == nil || c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2 || !c.Path.TLS):
-		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2); no server the lab starts speaks HTTP/2 itself", c.ID, c.Path.ID)
+		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2); the lab serves HTTP/2 from no server itself yet", c.ID, c.Path.ID)
 	case c.Path.Proxy != nil && c.Path.Proxy.Nginx != nil && c.Path.Proxy.Nginx.HTTP2 != c.Path.HTTP2:
 		return fmt.Errorf("engine: condition %s: Path %s with HTTP2 %v, but its NGINX's http2 is %v: want both, or neither", c.ID, c.Path.ID, c.Path.HTTP2, c.Path.Proxy.Nginx.HTTP2)
 	case c.h2() && !c.Path.HTTP2:
@@ -316,6 +319,8 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: H2Streams %d: want 1 to %d streams a connection", c.ID, c.H2Streams, load.MaxH2Streams)
 	case c.SlowKind == load.KindWS && c.Downloads > 0 && (c.BodyBytes%load.DefaultWSMessageSize != 0 || c.BodyBytes/load.DefaultWSMessageSize > load.MaxWSMessages):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d for WebSocket consumers: want whole messages of %d bytes, at most %d of them", c.ID, c.BodyBytes, load.DefaultWSMessageSize, load.MaxWSMessages)
+	case c.SlowKind == load.KindWS && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.WebSocket):
+		return fmt.Errorf("engine: condition %s: WebSocket consumers on path %s, whose front door does not pass the Upgrade on: want direct, or NGINX with its WebSocket location (nginxconf.WithWebSocket)", c.ID, c.Path.ID)
 	case !c.h2() && c.H2Streams != 0:
 		return fmt.Errorf("engine: condition %s: H2Streams %d with SlowKind %q: want 0, or an HTTP/2 kind (%s, %s)", c.ID, c.H2Streams, c.SlowKind, load.KindH2Read, load.KindH2Streams)
 	case c.Path.TLS && c.Downloads > 0 && !slices.Contains(tlsKinds, c.SlowKind):

@@ -247,8 +247,10 @@ var H2ManyStreams = Column{ID: "h2-many-streams", Clients: 1,
 
 // H2ManyStreamsOpened is NGINX's http2_max_concurrent_streams default:
 // the client asks for this many and opens as many as the server allows.
-// H2ManyBodyBytes is each held stream's body: 128 of them (64 MiB) fit
-// NGINX's temp directory with buffering on.
+// H2ManyBodyBytes is each held stream's body, article A's 16 MiB: large
+// enough that the kernel's buffers cannot take a response whole (at
+// 512 KiB they did, and nothing was held), so 128 of them (2 GiB) are
+// far past NGINX's 80 MiB temp directory with buffering on.
 const (
 	H2ManyStreamsOpened = 128
 	H2ManyBodyBytes     = 16 << 20
@@ -469,6 +471,9 @@ func MatrixVerdicts() []verdict.Verdict {
 				panic("engine: no verdict.CellRule for " + c.Condition.ID)
 			}
 			vs = append(vs, verdict.CellVerdict(r, c.Row, c.Path, c.Condition.ID))
+			if c.Column == WSSlowConsumer.ID {
+				vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
+			}
 		}
 	}
 	return vs
@@ -509,6 +514,9 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		if ci {
 			r, _ := verdict.RuleFor(c.Column, c.Row, c.Path)
 			vs = append(vs, verdict.CellVerdict(r, c.Row, c.Path, c.Condition.ID))
+		}
+		if ci && c.Column == WSSlowConsumer.ID {
+			vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
 		}
 	}
 	return vs

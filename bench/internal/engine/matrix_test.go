@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/tlsca"
 	"wsgilab/bench/internal/verdict"
 )
@@ -65,7 +66,8 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// servers that run only that column so far.
 	every := len(MatrixRows) - 2
 	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*2*every + 4*2
-	assert.Equal(t, newer-len(named), rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
+	// Each WebSocket cell has a second verdict: every message came.
+	assert.Equal(t, newer-len(named)+4*2, rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
 }
 
 // Every condition a matrix verdict reads runs under full, as article A's
@@ -286,4 +288,14 @@ func TestTLSConditionsAgree(t *testing.T) {
 	withTLS := plain
 	withTLS.Path.TLS = true
 	assert.False(t, plain.sameCell(withTLS), "TLS is part of a cell")
+}
+
+// The exhausted line sits just under NGINX's temp directory, the tmpfs
+// the proxy's config and pid file share: a spill at it is a full
+// directory, and one of the slow readers' 64 MiB is not.
+func TestExhaustedLineIsAFullTempDirectory(t *testing.T) {
+	room := float64(podspec.ProxyTmpfsBytes) / (1 << 20)
+	assert.Less(t, float64(verdict.ExhaustedSpillMiB), room)
+	assert.Greater(t, float64(verdict.ExhaustedSpillMiB), 0.9*room)
+	assert.Greater(t, float64(verdict.ExhaustedSpillMiB), float64(H2ReadStreams*2*load.DefaultLargeSize)/(1<<20), "the slow readers' own spill is under it")
 }

@@ -52,7 +52,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 	}
 	stepped := false
 	for _, r := range MatrixRows {
-		row := report.MatrixRow{ID: r.ID, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
+		row := report.MatrixRow{ID: r.ID, Only: r.Only, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
 		for _, col := range MatrixColumns {
 			if c := capacity(col, Capacity(col, []Row{r}, false), byID); c != nil {

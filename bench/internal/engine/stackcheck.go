@@ -339,14 +339,14 @@ func tlsTwin(p Path) (Path, error) {
 }
 
 // h2Twin is path p with TLS and HTTP/2 at NGINX's listener, its
-// settings kept; no server the lab starts speaks HTTP/2 itself, and no
+// settings kept; the servers a stack file starts speak HTTP/1.1, and no
 // other front door has a listener the lab can set.
 func h2Twin(p Path) (Path, error) {
 	switch {
 	case p.HTTP2:
 		return p, nil
 	case p.Proxy == nil:
-		return Path{}, errors.New("no server the lab starts speaks HTTP/2 itself (Gunicorn, uWSGI and Uvicorn speak HTTP/1.1): put NGINX in front (proxy.mode buffering-on)")
+		return Path{}, errors.New("the servers a stack file starts (Gunicorn, uWSGI, Uvicorn) speak HTTP/1.1: put NGINX in front (proxy.mode buffering-on)")
 	case p.Proxy.Kind != proxy.KindNginx:
 		return Path{}, fmt.Errorf("the lab serves HTTP/2 from NGINX's listener, not from %s", p.Proxy.Kind)
 	}

@@ -304,7 +304,7 @@ func TestStackH2Path(t *testing.T) {
 	assert.EqualValues(t, 16<<20, spec.LargeSize)
 
 	_, err := h2Twin(Direct)
-	assert.ErrorContains(t, err, "no server the lab starts speaks HTTP/2 itself")
+	assert.ErrorContains(t, err, "speak HTTP/1.1: put NGINX in front")
 	_, err = h2Twin(doorPath("caddy", ""))
 	assert.ErrorContains(t, err, "not from caddy")
 	own := nginxconf.New()

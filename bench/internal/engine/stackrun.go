@@ -47,7 +47,11 @@ func StepOf(s report.Condition, n int, bound float64) report.StackStep {
 		failed = append(failed, fmt.Sprintf("%d of %d fast requests failed", f, s.RequestsTotal))
 	}
 	if f := s.DownloadsTotal - s.DownloadsComplete; f > 0 {
-		failed = append(failed, fmt.Sprintf("%d of %d slow clients not served", f, s.DownloadsTotal))
+		what := "slow clients"
+		if s.Records > 0 {
+			what = "slow clients' streams" // an HTTP/2 client's, one record each
+		}
+		failed = append(failed, fmt.Sprintf("%d of %d %s not served", f, s.DownloadsTotal, what))
 	}
 	step.Failed = strings.Join(failed, "; ")
 	return step

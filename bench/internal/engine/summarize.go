@@ -10,6 +10,7 @@ import (
 
 	"wsgilab/bench/internal/disturb"
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stats"
@@ -217,7 +218,11 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
 		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
 		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}
-	var p50, maxs, writes, completions, soundP95 []float64
+	if c.Records() != c.Downloads {
+		s.Records = c.Records()
+	}
+	var p50, maxs, writes, completions, soundP95, soundSpills []float64
+	spillsSeen := true
 	var valid []report.Run
 	var streams []*report.Stream
 	for _, r := range runs {
@@ -242,6 +247,13 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		}
 		if r.WorkerTimeouts > 0 {
 			s.RunsWorkerTimeout++
+		}
+		if !slices.Contains(r.OOMKilled, podspec.RoleProxy) {
+			if o := r.Observed; o != nil && o.TempfileSamples > 0 {
+				soundSpills = append(soundSpills, o.TempfilePeakMiB)
+			} else {
+				spillsSeen = false
+			}
 		}
 		streams = append(streams, r.Stream)
 		soundP95 = append(soundP95, r.P95Ms)
@@ -279,6 +291,9 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 	s.WriteS = stats.Median(writes)
 	s.Stream = foldStreams(streams)
 	s.CompletionS = stats.Median(completions)
+	if spillsSeen && len(soundSpills) > 0 {
+		s.TempfilePeakMiBSoundLeast = report.Float(slices.Min(soundSpills))
+	}
 	summarizeObserved(&s, valid)
 	return s
 }

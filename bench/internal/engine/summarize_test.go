@@ -126,3 +126,18 @@ func TestSamplerProblemsOfAKilledRole(t *testing.T) {
 	o.Errors = append(o.Errors, "app cgroup: probe: read: EIO")
 	assert.Len(t, samplerProblems(o, []string{"proxy"}), 1, "the app was not killed")
 }
+
+// TestSummarizeKeepsTheRecordsOfHTTP2Clients: an HTTP/2 cell's summary
+// says how many records a run keeps (a stream each), so its class reads
+// its streams, not its connections, as whole.
+func TestSummarizeKeepsTheRecordsOfHTTP2Clients(t *testing.T) {
+	c, ok := Cell(H2SlowRead, MatrixRows[0], NginxH2Off, 2)
+	require.True(t, ok)
+	s := SummarizeCondition(c, nil, report.ArticleValue{})
+	assert.Equal(t, 4, s.Records)
+	assert.Equal(t, 4, s.RecordsPerRun())
+	plain, _ := Cell(SlowRead, MatrixRows[0], Direct, 2)
+	s = SummarizeCondition(plain, nil, report.ArticleValue{})
+	assert.Zero(t, s.Records, "left out where it is Downloads")
+	assert.Equal(t, 2, s.RecordsPerRun())
+}

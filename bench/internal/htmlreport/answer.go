@@ -94,34 +94,50 @@ func matrixFindings(m *report.Matrix) []string {
 	for _, c := range m.Cells {
 		class[[3]string{c.Column, c.Row, c.Path}] = c.Class
 	}
+	// A row some columns skip by its own choice (a server added for one
+	// protocol's column) is never "protected everywhere".
 	everywhere := map[string]bool{}
 	for _, r := range m.Rows {
-		everywhere[r.ID] = !r.Stack
+		everywhere[r.ID] = !r.Stack && len(r.Only) == 0
+	}
+	cells := map[[3]string]report.MatrixCell{}
+	for _, c := range m.Cells {
+		cells[[3]string{c.Column, c.Row, c.Path}] = c
 	}
 	var out []string
 	for _, col := range m.Columns {
-		// A column's direct path and NGINX-buffering-on path: the plain
-		// ones, for slow TLS their TLS twins, for HTTP/2 NGINX's h2
-		// listener (no direct path: no server here speaks HTTP/2).
-		directID, onID, tls := "direct", "nginx-on", ""
+		// A column's unshielded path and its NGINX path: direct and
+		// buffering on; for slow TLS their TLS twins; for HTTP/2 NGINX's
+		// h2 listener with buffering off and on (no server here speaks
+		// HTTP/2 itself); for WebSockets NGINX passing the Upgrade on.
+		directID, directText, onID, onText := "direct", "directly", "nginx-on", "behind NGINX with proxy_buffering on"
 		switch {
 		case slices.Contains(col.Paths, "direct-tls"):
-			directID, onID, tls = "direct-tls", "nginx-tls-on", " terminating TLS"
+			directID, directText, onID, onText = "direct-tls", "directly (their own TLS)", "nginx-tls-on", "behind NGINX terminating TLS with proxy_buffering on"
 		case slices.Contains(col.Paths, "nginx-h2-on"):
-			directID, onID, tls = "", "nginx-h2-on", " serving HTTP/2 over TLS"
+			directID, directText = "nginx-h2-off", "behind NGINX's HTTP/2 listener with proxy_buffering off"
+			onID, onText = "nginx-h2-on", "behind NGINX's HTTP/2 listener with proxy_buffering on"
+		case slices.Contains(col.Paths, "nginx-ws"):
+			onID, onText = "nginx-ws", "behind NGINX passing the WebSocket on"
 		}
+		var grew []string
 		direct := map[string][]string{}
 		var onNot []string
 		onRan, directRan := 0, false
 		rows := 0
 		for _, r := range m.Rows {
-			if r.Stack || (len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID)) {
+			if r.Stack || (len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID)) || (len(r.Only) > 0 && !slices.Contains(r.Only, col.ID)) {
 				continue
 			}
 			rows++
 			for _, p := range col.Paths {
 				if c, ok := class[[3]string{col.ID, r.ID, p}]; col.Runs(r.ID, p) && (!ok || c != report.ClassProtected) {
 					everywhere[r.ID] = false
+				}
+			}
+			for _, p := range col.Paths {
+				if c, ok := cells[[3]string{col.ID, r.ID, p}]; ok && c.SlowKind == wsKind && c.AppMemoryGrowthMiB != nil && *c.AppMemoryGrowthMiB > wsUnboundedMiB {
+					grew = append(grew, fmt.Sprintf("%s %s (+%s MiB)", r.ID, p, num(*c.AppMemoryGrowthMiB)))
 				}
 			}
 			if c, ok := class[[3]string{col.ID, r.ID, directID}]; ok {
@@ -141,20 +157,23 @@ func matrixFindings(m *report.Matrix) []string {
 		var parts []string
 		for _, c := range []string{report.ClassStalled, report.ClassFailed} {
 			if rows := direct[c]; len(rows) > 0 {
-				parts = append(parts, fmt.Sprintf(" %s directly%s: %s", c, map[bool]string{true: " (their own TLS)"}[tls != ""], strings.Join(rows, ", ")))
+				parts = append(parts, fmt.Sprintf(" %s %s: %s", c, directText, strings.Join(rows, ", ")))
 			}
 		}
 		if len(parts) == 0 && directRan {
-			parts = append(parts, " no setup stalled or failed directly")
+			parts = append(parts, " no setup stalled or failed "+directText)
 		}
 		switch {
 		case onRan == 0:
 		case len(onNot) == 0 && onRan == rows:
-			parts = append(parts, " behind NGINX"+tls+" with proxy_buffering on, every setup protected")
+			parts = append(parts, " "+onText+", every setup protected")
 		case len(onNot) == 0:
-			parts = append(parts, fmt.Sprintf(" behind NGINX%s with proxy_buffering on, every setup this series ran there protected (%d of %d)", tls, onRan, rows))
+			parts = append(parts, fmt.Sprintf(" %s, every setup this series ran there protected (%d of %d)", onText, onRan, rows))
 		default:
-			parts = append(parts, " behind NGINX"+tls+" with proxy_buffering on, not protected: "+strings.Join(onNot, ", "))
+			parts = append(parts, " "+onText+", not protected: "+strings.Join(onNot, ", "))
+		}
+		if len(grew) > 0 {
+			parts = append(parts, fmt.Sprintf(" the server's memory grew without a bound (over %g MiB): %s", float64(wsUnboundedMiB), strings.Join(grew, ", ")))
 		}
 		if len(parts) > 0 {
 			out = append(out, line+strings.Join(parts, ";")+".")
@@ -214,3 +233,11 @@ func plural(n int) string {
 	}
 	return "s"
 }
+
+// wsUnboundedMiB is verdict.WSUnboundedMiB, the growth over which a
+// WebSocket server kept no bound (the page links no verdict code; a
+// test holds the two equal).
+const wsUnboundedMiB = 16
+
+// wsKind is load.KindWS, the WebSocket consumers' slow kind.
+const wsKind = "ws-slow-consumer"

@@ -232,7 +232,7 @@ func streamView(s report.StreamCell) streamRow {
 // front door's peak and its temp files' (HTTP/2 streams it buffered).
 func memoryText(c report.MatrixCell) string {
 	var parts []string
-	if c.AppMemoryGrowthMiB != nil && (c.SlowKind == "ws-slow-consumer" || *c.AppMemoryGrowthMiB >= 8) {
+	if c.AppMemoryGrowthMiB != nil && (c.SlowKind == wsKind || *c.AppMemoryGrowthMiB >= wsUnboundedMiB) {
 		parts = append(parts, "app grew "+num(*c.AppMemoryGrowthMiB)+" MiB")
 	}
 	if c.ProxyMemoryPeakMiB != nil {

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -152,11 +153,11 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 	fr := http2.NewFramer(conn, bufio.NewReaderSize(conn, 32<<10))
 	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	if _, err := conn.Write([]byte(http2.ClientPreface)); err != nil {
-		return fail(fmt.Errorf("send preface: %w", err))
+		return fail(fmt.Errorf("connect: send preface: %w", err))
 	}
 	if err := fr.WriteSettings(http2.Setting{ID: http2.SettingEnablePush, Val: 0},
 		http2.Setting{ID: http2.SettingInitialWindowSize, Val: window}); err != nil {
-		return fail(fmt.Errorf("send settings: %w", err))
+		return fail(fmt.Errorf("connect: send settings: %w", err))
 	}
 	events := make(chan h2Event, 64)
 	go readH2(fr, events)
@@ -169,10 +170,14 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 	// The server's SETTINGS come first: how many streams it allows.
 	ev, err := nextH2(ctx, events)
 	if err != nil || ev.typ != http2.FrameSettings || ev.ack {
-		return fail(errors.Join(errors.New("no SETTINGS from the server"), err))
+		why := "its first frame was not SETTINGS"
+		if err != nil {
+			why = err.Error()
+		}
+		return fail(fmt.Errorf("connect: no SETTINGS from the server (it may not speak HTTP/2 here): %s", why))
 	}
 	if err := fr.WriteSettingsAck(); err != nil {
-		return fail(fmt.Errorf("send settings ack: %w", err))
+		return fail(fmt.Errorf("connect: send settings ack: %w", err))
 	}
 	open := len(ds)
 	if ev.maxConc > 0 && int(ev.maxConc) < open {
@@ -251,6 +256,9 @@ func dialH2(ctx context.Context, u *url.URL, dialer *net.Dialer, tc *tls.Config)
 	}
 	conn, err := dialURL(ctx, u, dialer, tc)
 	if err != nil {
+		if !strings.HasPrefix(err.Error(), "connect:") {
+			err = fmt.Errorf("connect: %w", err) // a handshake that failed: never started, as a refused connect
+		}
 		return nil, err
 	}
 	if t, ok := conn.(*tls.Conn); ok {

@@ -51,8 +51,8 @@ type Spec struct {
 	// SlowKind: slow downloads unless it says otherwise.
 	Downloads int `json:"downloads"`
 	// SlowKind is what the slow clients do: KindRead ("" too), KindUpload,
-	// KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read or
-	// KindH2Streams.
+	// KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read,
+	// KindH2Streams or KindWS.
 	SlowKind string `json:"slow_kind,omitempty"`
 	// ConnectRate, when above 0, starts the slow clients this many a
 	// second, the k-th k/ConnectRate after the run's start, instead of

@@ -103,8 +103,10 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, websocket.ErrBadHandshake) && resp != nil:
+		case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
 			d.Error = fmt.Sprintf("websocket: %s answered %d, not 101 Switching Protocols: its path does not take WebSockets", spec.WSURL, resp.StatusCode)
+		case errors.Is(err, websocket.ErrBadHandshake):
+			d.Error = fmt.Sprintf("websocket: %s answered 101, but its handshake failed the client's checks (Upgrade, Connection, Sec-WebSocket-Accept)", spec.WSURL)
 		case pc == nil:
 			d.Error = fmt.Sprintf("connect: %v", err)
 		default:
@@ -142,15 +144,15 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 		}
 		top = max(top, seq+1)
 	}
-	if d.Messages == spec.WSMessages && d.Error == "" {
-		d.Error = closeWS(conn)
-	}
 	if pc != nil && pc.started {
 		pc.finish()
-		d.FirstByte = pc.t0.Sub(sent)
+		d.FirstByte = pc.t0.Sub(sent) // the 101's first byte: the pacing's start
 		d.FirstByteAt = pc.t0.Sub(runStart)
-		d.Completion = time.Since(sent)
+		d.Completion = time.Since(sent) // to the last message read, the close left out
 		d.Reads = pc.marks
+	}
+	if d.Messages == spec.WSMessages && d.Error == "" {
+		d.Error = closeWS(conn)
 	}
 	for _, ok := range seen[:top] {
 		if !ok {
@@ -167,22 +169,20 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 }
 
 // closeWS closes conn normally, as a consumer that has every message
-// does, and waits for the server's close in answer (a message past the
-// last is an error); "" when it came.
+// does, and waits for the server's answer: "" once it came, or the
+// connection ended otherwise (every message was had: how the server
+// ends the connection is not the data's), an error when a message came
+// past the last pushed.
 func closeWS(conn *websocket.Conn) string {
 	msg := websocket.FormatCloseMessage(websocket.CloseNormalClosure, "")
-	if err := conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsCloseWait)); err != nil {
-		return fmt.Sprintf("websocket close: %v", err)
+	if conn.WriteControl(websocket.CloseMessage, msg, time.Now().Add(wsCloseWait)) != nil {
+		return ""
 	}
 	conn.SetReadDeadline(time.Now().Add(wsCloseWait))
-	switch _, _, err := conn.ReadMessage(); {
-	case websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseNoStatusReceived):
-		return ""
-	case err == nil:
+	if _, _, err := conn.ReadMessage(); err == nil {
 		return "websocket: a message past the last pushed"
-	default:
-		return fmt.Sprintf("websocket close: %v", err)
 	}
+	return ""
 }
 
 // wsCloseWait bounds the close handshake.

@@ -200,9 +200,13 @@ type Condition struct {
 	ID string `json:"id"`
 	// Server, Path, Downloads, BodyBytes, ReadRate and TCPProfile are the
 	// condition's parameters.
-	Server     string  `json:"server"`
-	Path       string  `json:"path"`
-	Downloads  int     `json:"downloads"`
+	Server    string `json:"server"`
+	Path      string `json:"path"`
+	Downloads int    `json:"downloads"`
+	// Records is how many slow-client records a run of the condition
+	// keeps when that is not Downloads: an HTTP/2 client's streams
+	// (Downloads x streams); 0 is Downloads (RecordsPerRun).
+	Records    int     `json:"records,omitempty"`
 	SlowKind   string  `json:"slow_kind,omitempty"`
 	BodyBytes  int64   `json:"body_bytes"`
 	ReadRate   float64 `json:"read_rate_bytes_per_s"`
@@ -265,12 +269,17 @@ type Condition struct {
 	// data, and the worst mismatch between queued and unread bytes at
 	// write end. A nil figure was not observed in every valid run: a
 	// verdict that reads it fails as missing data, never holds.
-	TempfilePeakMiB       *float64           `json:"tempfile_peak_mib"`
-	TempfilePeakMiBMax    *float64           `json:"tempfile_peak_mib_max"`
-	AppCPUPercent         *float64           `json:"app_cpu_percent"`
-	ThrottledShare        map[string]float64 `json:"throttled_share"`
-	AppWorkerSendShareMin *float64           `json:"app_worker_send_share_min"`
-	AppWorkerSendShareMax *float64           `json:"app_worker_send_share_max"`
+	TempfilePeakMiB *float64 `json:"tempfile_peak_mib"`
+	// TempfilePeakMiBSoundLeast is the least temp-file peak over the
+	// sound runs whose proxy the OOM killer spared, valid or not (a run
+	// whose /fast failed still filled, or did not fill, the directory);
+	// nil when one of them was not observed, or none was spared.
+	TempfilePeakMiBSoundLeast *float64           `json:"tempfile_peak_mib_sound_least,omitempty"`
+	TempfilePeakMiBMax        *float64           `json:"tempfile_peak_mib_max"`
+	AppCPUPercent             *float64           `json:"app_cpu_percent"`
+	ThrottledShare            map[string]float64 `json:"throttled_share"`
+	AppWorkerSendShareMin     *float64           `json:"app_worker_send_share_min"`
+	AppWorkerSendShareMax     *float64           `json:"app_worker_send_share_max"`
 	// ProxyMemoryPeakMiB is the median over valid runs of the proxy
 	// container's memory peak (cgroup max usage), MiB; nil without a
 	// proxy, or when a valid run has no sample of it.
@@ -454,3 +463,12 @@ type RunSendShares struct {
 
 // Float is a pointer to v, for the optional figures of Condition.
 func Float(v float64) *float64 { return &v }
+
+// RecordsPerRun is how many slow-client records a sound run of c keeps:
+// Records, or Downloads.
+func (c Condition) RecordsPerRun() int {
+	if c.Records > 0 {
+		return c.Records
+	}
+	return c.Downloads
+}

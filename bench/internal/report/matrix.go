@@ -140,6 +140,9 @@ func (c MatrixColumn) Runs(row, path string) bool {
 // MatrixRow is one server setup.
 type MatrixRow struct {
 	ID string `json:"id"`
+	// Only, when set, are the only columns the row runs: a server added
+	// for one protocol's column (engine.Row.Only).
+	Only []string `json:"only,omitempty"`
 	// Cmd is the server's command line.
 	Cmd string `json:"cmd"`
 	// Concurrency is what the command line declares (0: no limit at or

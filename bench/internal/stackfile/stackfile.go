@@ -173,7 +173,7 @@ type Requires struct {
 	// listener (ALPN h2), each reading 2 streams of paths.large at 2 MiB/s
 	// a stream, with the fast path over HTTP/1.1 on the same listener. It
 	// needs NGINX in front (buffering-on or -off, or location blocks of
-	// the team's own config): no server the lab starts speaks HTTP/2.
+	// the team's own config): the servers a stack file starts speak HTTP/1.1.
 	H2SlowReaders int `yaml:"h2_slow_readers"`
 	// SlowReadKiBs is the slow readers' pace in KiB/s; 0 is
 	// DefaultSlowReadKiBs, article A's 2 MiB/s. Hundreds of readers read

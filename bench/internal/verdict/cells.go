@@ -201,3 +201,12 @@ func frontDoorPaths() []string {
 	}
 	return out
 }
+
+// EveryMessage is the verdict that the slow WebSocket consumers of the
+// cell measured by condition id got every message, whole and in order,
+// in every sound run: the memory verdicts read valid runs only, and a
+// run that lost a message is never valid, so this one says none did.
+func EveryMessage(row, path, id string) Verdict {
+	return Verdict{ID: strings.TrimPrefix(id, "matrix-") + "-every-message", Kind: Lab, Unit: "share", Check: Outcomes(id, "complete"),
+		Text: fmt.Sprintf("%s %s under slow WebSocket consumers: every consumer got all its messages, in order, in every sound run", row, pathText(path))}
+}

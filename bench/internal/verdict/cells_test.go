@@ -52,12 +52,12 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 		CellVerdict(CellRule{Column: silent, Expect: ExpectStalled}, syncRow, direct, "matrix-silent-gunicorn-sync-2-direct").ID)
 }
 
-// spilled is a cell of 1 sound run whose valid runs' median spill is mib
-// (none valid when every sound run ended in an OOM kill of killed).
+// spilled is a cell of 1 sound run that spilled mib (none, when it ended
+// in an OOM kill of killed).
 func spilled(mib float64, oom int, killed []string) report.Condition {
 	c := report.Condition{ID: "c", Downloads: 1, RunsSound: 1, RunsTotal: 1, RunsOOM: oom, OOMKilled: killed}
 	if oom == 0 {
-		c.TempfilePeakMiB = &mib
+		c.TempfilePeakMiBSoundLeast = &mib
 	}
 	return c
 }

@@ -64,7 +64,7 @@ func (c cutCheck) Eval(d Data) (Outcome, error) {
 	if !ok {
 		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
 	}
-	if s.RunsSound == 0 || s.DownloadsTotal != s.Downloads*s.RunsSound {
+	if s.RunsSound == 0 || s.DownloadsTotal != s.RecordsPerRun()*s.RunsSound {
 		return Outcome{}, fmt.Errorf("%s: %w", c.id, errNoClass)
 	}
 	cut := s.SlowOutcomes[outcomeTruncated] + s.SlowOutcomes[outcomeReset]

@@ -55,7 +55,7 @@ func WaitAt(syscalls ...string) Metric {
 // StalledMs, slowed between.
 func Class(s report.Condition) string {
 	switch {
-	case s.RunsSound == 0 || s.RequestsTotal == 0 || s.DownloadsTotal != s.Downloads*s.RunsSound:
+	case s.RunsSound == 0 || s.RequestsTotal == 0 || s.DownloadsTotal != s.RecordsPerRun()*s.RunsSound:
 		return report.ClassNoData
 	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0 || s.RunsOOM > 0:
 		return report.ClassFailed

@@ -30,6 +30,12 @@ func TestClass(t *testing.T) {
 	missing := cellSummary("x", 1.5)
 	missing.DownloadsTotal, missing.DownloadsComplete = 1, 1
 	assert.Equal(t, report.ClassNoData, Class(missing), "a run whose slow clients did not all run says nothing")
+	// HTTP/2: 2 connections of 2 streams keep 4 records a run.
+	h2 := cellSummary("x", 11997)
+	h2.Records, h2.DownloadsTotal, h2.DownloadsComplete = 2*h2.Downloads, 2*h2.DownloadsTotal, 2*h2.DownloadsComplete
+	assert.Equal(t, report.ClassStalled, Class(h2), "a stream is a record")
+	h2.Records = 0
+	assert.Equal(t, report.ClassNoData, Class(h2), "counted as connections, the streams are too many")
 }
 
 // The protected check catches what it exists for: a cell whose p95 is
