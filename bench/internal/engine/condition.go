@@ -66,23 +66,19 @@ var (
 	NginxH2On  = nginxH2Path(true)
 )
 
-func nginxH2Path(buffering bool) Path {
-	id := "nginx-h2-off"
-	if buffering {
-		id = "nginx-h2-on"
-	}
-	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithTLS(true), nginxconf.WithHTTP2(true)))
-	p.TLS, p.HTTP2 = true, true
-	return p
-}
+func nginxH2Path(buffering bool) Path { return nginxTLSListener("nginx-h2", buffering, true) }
 
-func nginxTLSPath(buffering bool) Path {
-	id := "nginx-tls-off"
+func nginxTLSPath(buffering bool) Path { return nginxTLSListener("nginx-tls", buffering, false) }
+
+// nginxTLSListener is NGINX terminating TLS, with http2 on its listener
+// or not, buffering off or on: the path <prefix>-off or <prefix>-on.
+func nginxTLSListener(prefix string, buffering, http2 bool) Path {
+	id := prefix + "-off"
 	if buffering {
-		id = "nginx-tls-on"
+		id = prefix + "-on"
 	}
-	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithTLS(true)))
-	p.TLS = true
+	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithTLS(true), nginxconf.WithHTTP2(http2)))
+	p.TLS, p.HTTP2 = true, http2
 	return p
 }
 
@@ -424,15 +420,14 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		s.WSURL = load.WSURLFor(base, s.WSMessages, s.WSMessageSize)
 		s.DownloadRate = c.ReadRate
 	case c.SlowKind == load.KindH2Streams:
-		s.H2Streams = c.H2Streams
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize = c.BodyBytes
 	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
-		if c.h2() {
-			s.H2Streams = c.H2Streams
-		}
+	}
+	if c.h2() {
+		s.H2Streams = c.H2Streams
 	}
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests

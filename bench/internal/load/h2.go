@@ -141,10 +141,8 @@ func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []D
 	defer conn.Close()
 	conn.SetDeadline(time.Time{}) // the context's end sets it, below, so that ctx.Err() is set first
 	defer context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })()
-	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
-		for i := range ds {
-			ds[i].LocalPort = a.Port
-		}
+	for i := range ds {
+		ds[i].LocalPort = localPort(conn)
 	}
 	window := uint32(spec.ReceiveBuffer)
 	if hold {

@@ -858,10 +858,7 @@ func download(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 	var pc *pacedConn
 	status, n, framing, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
 		sent = time.Now()
-		d.ReceiveBufferGranted = receiveBuffer(c)
-		if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
-			d.LocalPort = a.Port
-		}
+		d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
 		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
 		return pc
 	})
@@ -1010,6 +1007,15 @@ func (p *pacedConn) Read(b []byte) (int, error) {
 		p.marks = append(p.marks, ReadMark{At: time.Since(p.runStart), Bytes: p.total})
 	}
 	return n, err
+}
+
+// localPort is c's local TCP port, naming its sockets in the sampler's
+// records (0 for a connection that is not TCP).
+func localPort(c net.Conn) int {
+	if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
+		return a.Port
+	}
+	return 0
 }
 
 // bodyMarks turns socket-level marks into body bytes by taking off the

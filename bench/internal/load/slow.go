@@ -200,9 +200,7 @@ func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 		conn.SetDeadline(dl)
 	}
 	defer cutOnStop(ctx, conn)()
-	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
-		d.LocalPort = a.Port
-	}
+	d.LocalPort = localPort(conn)
 	head := "POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nConnection: close\r\n" +
 		"Content-Type: application/octet-stream\r\nContent-Length: " + strconv.FormatInt(spec.UploadSize, 10) +
 		"\r\nX-Lab-Id: " + id + "\r\n\r\n"
@@ -427,8 +425,6 @@ func dialHeld(ctx context.Context, spec Spec, rawURL string, d *Download) (net.C
 		d.Error = fmt.Sprintf("connect: %v", err)
 		return nil, nil, time.Time{}
 	}
-	if a, ok := conn.LocalAddr().(*net.TCPAddr); ok {
-		d.LocalPort = a.Port
-	}
+	d.LocalPort = localPort(conn)
 	return conn, u, time.Now()
 }

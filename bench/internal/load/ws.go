@@ -27,8 +27,8 @@ import (
 // 0): the consumer counts every message, and one missing before the last
 // received (Lost), arriving after a later one (Reordered), repeated, or
 // a close before the last is an error, never a silent loss. A consumer
-// is complete when every message came in order, whole, and the server
-// closed normally (1000).
+// is complete when every message came whole and in order; it then closes
+// normally (1000) itself (closeWS).
 
 // Defaults of a slow WebSocket consumer: 256 messages of 64 KiB, the
 // 16 MiB of article A's download, read at its 2 MiB/s (8 s).
@@ -82,10 +82,7 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 			if err != nil {
 				return nil, err
 			}
-			d.ReceiveBufferGranted = receiveBuffer(c)
-			if a, ok := c.LocalAddr().(*net.TCPAddr); ok {
-				d.LocalPort = a.Port
-			}
+			d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
 			sent = time.Now()
 			pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
 			return pc, nil
