@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -81,9 +82,10 @@ type Spec struct {
 	UploadSize   int64   `json:"upload_size,omitempty"`
 	UploadRate   float64 `json:"upload_rate,omitempty"`
 	SendBuffer   int     `json:"send_buffer,omitempty"`
-	// HoldFor is how long a KindHeaders, KindSilent, KindIdle or KindTLS
-	// client holds its connection (to FastURL's host; KindTLS: to
-	// TLSURL's) before it closes it; a KindHeaders client sends a header
+	// HoldFor is how long a KindHeaders, KindSilent, KindIdle, KindTLS,
+	// KindH2Streams or KindWSFeed client holds its connection (to
+	// FastURL's host; KindTLS: to TLSURL's; KindWSFeed: to WSURL's)
+	// before it closes it; a KindHeaders client sends a header
 	// line every HeaderGap meanwhile, a KindTLS client a byte of its
 	// ClientHello.
 	HoldFor   time.Duration `json:"hold_for_ns,omitempty"`
@@ -105,7 +107,8 @@ type Spec struct {
 	H2Streams int `json:"h2_streams,omitempty"`
 	// WSURL is a KindWS consumer's WebSocket (ws:// or wss://), whose
 	// server pushes WSMessages binary messages of WSMessageSize bytes,
-	// each opening with its sequence number (WSURLFor).
+	// each opening with its sequence number (WSURLFor); or a KindWSFeed
+	// consumer's, a team's feed (WSURL).
 	WSURL         string `json:"ws_url,omitempty"`
 	WSMessages    int    `json:"ws_messages,omitempty"`
 	WSMessageSize int    `json:"ws_message_size,omitempty"`
@@ -384,6 +387,8 @@ func WithSlowKind(kind string) Option {
 		case KindWS:
 			s.WSMessages, s.WSMessageSize = DefaultWSMessages, DefaultWSMessageSize
 			s.WSURL = WSURLFor(strings.TrimSuffix(s.FastURL, "/fast"), s.WSMessages, s.WSMessageSize)
+		case KindWSFeed:
+			s.HoldFor = DefaultHoldFor
 		}
 	}
 }
@@ -490,7 +495,8 @@ type Download struct {
 	// Held says a held connection was still open when the client closed
 	// it after HoldFor.
 	Held bool `json:"held,omitempty"`
-	// Messages are the WebSocket messages a KindWS consumer received;
+	// Messages are the WebSocket messages a KindWS or KindWSFeed
+	// consumer received (a feed's are counted only);
 	// Lost those missing from the server's sequence, Reordered those that
 	// came after a later one. Either is an error: no message is lost
 	// silently.
@@ -555,7 +561,9 @@ func (d Download) Complete() bool {
 // its Outcome).
 func (d Download) Served() bool {
 	if Holds(d.Kind) {
-		return d.Outcome() != OutcomeRefused && d.Outcome() != OutcomeTimeout
+		o := d.Outcome()
+		// A feed that never opened (no 101) fed nothing.
+		return o != OutcomeRefused && o != OutcomeTimeout && (d.Kind != KindWSFeed || d.Status == http.StatusSwitchingProtocols)
 	}
 	return d.Complete()
 }
@@ -599,7 +607,7 @@ func (d Download) Outcome() string {
 			return OutcomeTimeout
 		case d.Kind == KindIdle && d.Status == 0:
 			return OutcomeRefused // connected, but its request got no answer
-		case d.Status != 0 && (d.Kind != KindIdle && d.Kind != KindH2Streams || d.Status != http.StatusOK):
+		case d.Status != 0 && d.Status != heldAnswer(d.Kind):
 			return OutcomeStatus
 		case d.Error != "":
 			return OutcomeReset
@@ -985,6 +993,10 @@ type pacedConn struct {
 	// (headers included) after each read.
 	runStart time.Time
 	marks    []ReadMark
+	// unpaced, once set (by any goroutine), ends the pacing and the
+	// marks: the client has stopped measuring and only drains the
+	// connection (a feed consumer's close handshake).
+	unpaced atomic.Bool
 }
 
 func (p *pacedConn) due() time.Time {
@@ -995,7 +1007,8 @@ func (p *pacedConn) Read(b []byte) (int, error) {
 	if len(b) > p.max {
 		b = b[:p.max]
 	}
-	if p.started {
+	paced := !p.unpaced.Load()
+	if p.started && paced {
 		time.Sleep(time.Until(p.due()))
 	}
 	n, err := p.Conn.Read(b)
@@ -1003,7 +1016,7 @@ func (p *pacedConn) Read(b []byte) (int, error) {
 		p.started, p.t0 = true, time.Now()
 	}
 	p.total += int64(n)
-	if n > 0 {
+	if n > 0 && paced {
 		p.marks = append(p.marks, ReadMark{At: time.Since(p.runStart), Bytes: p.total})
 	}
 	return n, err

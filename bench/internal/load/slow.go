@@ -51,6 +51,11 @@ const (
 	// server pushes WSMessages messages of WSMessageSize bytes, read at
 	// DownloadRate through a ReceiveBuffer-byte SO_RCVBUF (ws.go).
 	KindWS = "ws-slow-consumer"
+	// KindWSFeed is a slow consumer of a team's own WebSocket feed: one
+	// WebSocket to WSURL, read at DownloadRate through a ReceiveBuffer
+	// SO_RCVBUF, whatever it pushes, and closed HoldFor after connecting
+	// (wsfeed.go).
+	KindWSFeed = "ws-feed"
 )
 
 // Defaults of the slow-client kinds beyond article A's reader.
@@ -72,7 +77,21 @@ const (
 // rather than moving a body: it has no body, so the app keeps no record
 // of it, and it is never Complete.
 func Holds(kind string) bool {
-	return kind == KindHeaders || kind == KindSilent || kind == KindIdle || kind == KindTLS || kind == KindH2Streams
+	return kind == KindHeaders || kind == KindSilent || kind == KindIdle || kind == KindTLS || kind == KindH2Streams || kind == KindWSFeed
+}
+
+// heldAnswer is the status a held connection of kind may get and still
+// be held, closed or reset rather than answered (OutcomeStatus): an idle
+// connection's request, a held stream's headers, a feed's 101; 0 for
+// the kinds that send no whole request.
+func heldAnswer(kind string) int {
+	switch kind {
+	case KindIdle, KindH2Streams:
+		return http.StatusOK
+	case KindWSFeed:
+		return http.StatusSwitchingProtocols
+	}
+	return 0
 }
 
 // validateSlow names the first malformed slow-client field.
@@ -95,6 +114,8 @@ func (s Spec) validateSlow() error {
 		return checkURL(s.UploadURL)
 	case KindWS:
 		return s.validateWS()
+	case KindWSFeed:
+		return s.validateWSFeed()
 	case KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Streams:
 		if s.HoldFor <= 0 || s.HoldFor > MaxHoldFor {
 			return fmt.Errorf("load: HoldFor %v: want above 0 and at most %v", s.HoldFor, MaxHoldFor)
@@ -109,8 +130,8 @@ func (s Spec) validateSlow() error {
 			return checkTLSURL(s.TLSURL)
 		}
 	default:
-		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
-			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams, KindWS)
+		return fmt.Errorf("load: SlowKind %q: want %q, %q, %q, %q, %q, %q, %q, %q, %q or %q", s.SlowKind,
+			KindRead, KindUpload, KindHeaders, KindSilent, KindIdle, KindTLS, KindH2Read, KindH2Streams, KindWS, KindWSFeed)
 	}
 	return nil
 }
@@ -168,6 +189,8 @@ func slowConn(ctx context.Context, spec Spec, id string, runStart time.Time) Dow
 		return slowHello(ctx, spec, id, runStart)
 	case KindWS:
 		return wsConsumer(ctx, spec, id, runStart)
+	case KindWSFeed:
+		return wsFeed(ctx, spec, id, runStart)
 	}
 	return download(ctx, spec, id, runStart)
 }

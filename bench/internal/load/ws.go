@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"syscall"
 	"time"
@@ -43,21 +42,26 @@ const (
 	wsSeqBytes = 8
 )
 
-// WSURLFor is the app's WebSocket at base (an http:// or https:// URL,
-// turned ws:// or wss://) pushing count messages of size bytes.
+// WSURLFor is the app's WebSocket at base (an http:// or https:// URL)
+// pushing count messages of size bytes.
 func WSURLFor(base string, count, size int) string {
-	u := strings.Replace(strings.Replace(base, "https://", "wss://", 1), "http://", "ws://", 1)
-	return fmt.Sprintf("%s/ws?count=%d&size=%d", u, count, size)
+	return WSURL(base, fmt.Sprintf("%s?count=%d&size=%d", WSPath, count, size))
+}
+
+// WSPath is the app's WebSocket (wsgiapp/asgiapp.py).
+const WSPath = "/ws"
+
+// WSURL is path at base, an http:// or https:// URL turned ws:// or wss://.
+func WSURL(base, path string) string {
+	return strings.Replace(strings.Replace(base, "https://", "wss://", 1), "http://", "ws://", 1) + path
 }
 
 // validateWS names the first malformed field of a slow WebSocket consumer.
 func (s Spec) validateWS() error {
-	u, err := url.Parse(s.WSURL)
+	if err := checkWSURL(s); err != nil {
+		return err
+	}
 	switch {
-	case err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "":
-		return fmt.Errorf("load: WSURL %q: want a ws:// or wss:// URL", s.WSURL)
-	case u.Scheme == "wss" && s.CAPEM == "":
-		return fmt.Errorf("load: WSURL %s is wss: want CAPEM, the certificate its server is trusted under", s.WSURL)
 	case s.WSMessages < 1 || s.WSMessages > MaxWSMessages:
 		return fmt.Errorf("load: WSMessages %d: want 1 to %d", s.WSMessages, MaxWSMessages)
 	case s.WSMessageSize < wsSeqBytes || s.WSMessageSize > MaxWSMessageSize:
@@ -74,41 +78,8 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 		Expected: int64(spec.WSMessages) * int64(spec.WSMessageSize), Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
-	var pc *pacedConn
-	var sent time.Time
-	dialer := websocket.Dialer{
-		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			c, err := bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
-			sent = time.Now()
-			pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
-			return pc, nil
-		},
-		HandshakeTimeout: spec.DownloadTimeout,
-		ReadBufferSize:   spec.ReadSize,
-	}
-	if spec.tlsConf != nil {
-		dialer.TLSClientConfig = spec.tlsConf.Clone()
-	}
-	conn, resp, err := dialer.DialContext(ctx, spec.WSURL, http.Header{"X-Lab-Id": {id}})
-	if resp != nil {
-		d.Status = resp.StatusCode
-		resp.Body.Close()
-	}
-	if err != nil {
-		switch {
-		case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
-			d.Error = fmt.Sprintf("websocket: %s answered %d, not 101 Switching Protocols: its path does not take WebSockets", spec.WSURL, resp.StatusCode)
-		case errors.Is(err, websocket.ErrBadHandshake):
-			d.Error = fmt.Sprintf("websocket: %s answered 101, but its handshake failed the client's checks (Upgrade, Connection, Sec-WebSocket-Accept)", spec.WSURL)
-		case pc == nil:
-			d.Error = fmt.Sprintf("connect: %v", err)
-		default:
-			d.Error = fmt.Sprintf("websocket handshake: %v", err)
-		}
+	conn, pc, sent := dialWS(ctx, spec, id, runStart, &d)
+	if conn == nil {
 		return d
 	}
 	defer conn.Close()
@@ -163,6 +134,50 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 		d.Error = fmt.Sprintf("websocket: closed normally after %d of %d messages", d.Messages, spec.WSMessages)
 	}
 	return d
+}
+
+// dialWS opens spec's WebSocket (WSURL) for the consumer id, its reads
+// paced at DownloadRate through a ReceiveBuffer SO_RCVBUF, and records
+// the handshake in d: its status, and its failure named (nil conn);
+// pc's read marks count from runStart. sent
+// is when the connection was open and the handshake sent.
+func dialWS(ctx context.Context, spec Spec, id string, runStart time.Time, d *Download) (conn *websocket.Conn, pc *pacedConn, sent time.Time) {
+	dialer := websocket.Dialer{
+		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
+			sent = time.Now()
+			pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
+			return pc, nil
+		},
+		HandshakeTimeout: spec.DownloadTimeout,
+		ReadBufferSize:   spec.ReadSize,
+	}
+	if spec.tlsConf != nil {
+		dialer.TLSClientConfig = spec.tlsConf.Clone()
+	}
+	conn, resp, err := dialer.DialContext(ctx, spec.WSURL, http.Header{"X-Lab-Id": {id}})
+	if resp != nil {
+		d.Status = resp.StatusCode
+		resp.Body.Close()
+	}
+	if err == nil {
+		return conn, pc, sent
+	}
+	switch {
+	case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
+		d.Error = fmt.Sprintf("websocket: %s answered %d, not 101 Switching Protocols: its path does not take WebSockets", spec.WSURL, resp.StatusCode)
+	case errors.Is(err, websocket.ErrBadHandshake):
+		d.Error = fmt.Sprintf("websocket: %s answered 101, but its handshake failed the client's checks (Upgrade, Connection, Sec-WebSocket-Accept)", spec.WSURL)
+	case pc == nil:
+		d.Error = fmt.Sprintf("connect: %v", err)
+	default:
+		d.Error = fmt.Sprintf("websocket handshake: %v", err)
+	}
+	return nil, nil, sent
 }
 
 // closeWS closes conn normally, as a consumer that has every message
