@@ -85,10 +85,12 @@ type Config struct {
 	// accepted), or, without TLS, makes Listen speak HTTP/2 by prior
 	// knowledge only (h2c): NGINX 1.22 then takes no HTTP/1.1 on it.
 	HTTP2 bool
-	// WebSocket adds a location /ws that passes the WebSocket Upgrade
-	// handshake on (proxy_http_version 1.1, Upgrade and Connection
-	// headers) beside the lab's location / or a team's location blocks.
-	WebSocket bool
+	// WebSocketPath, when set, adds an exact location for that path (the
+	// lab's /ws, or a team's feed, without its query) that passes the
+	// WebSocket Upgrade handshake on (proxy_http_version 1.1, Upgrade
+	// and Connection headers) beside the lab's location / or a team's
+	// location blocks. Letters, digits and "._~/-" only.
+	WebSocketPath string
 	// Buffers are the proxy_buffer* sizes; the zero value is ArticleBuffers.
 	Buffers Buffers
 	// Custom, when set, is a team's own configuration: location blocks
@@ -191,8 +193,8 @@ func WithGzip(on bool) Option { return func(c *Config) { c.Gzip = on } }
 // WithTLS makes the listener TLS (TLSCert, TLSKey).
 func WithTLS(on bool) Option { return func(c *Config) { c.TLS = on } }
 
-// WithWebSocket adds the WebSocket location /ws.
-func WithWebSocket(on bool) Option { return func(c *Config) { c.WebSocket = on } }
+// WithWebSocket adds the WebSocket location at path ("": none).
+func WithWebSocket(path string) Option { return func(c *Config) { c.WebSocketPath = path } }
 
 // WithHTTP2 adds http2 to the listener.
 func WithHTTP2(on bool) Option { return func(c *Config) { c.HTTP2 = on } }
@@ -250,8 +252,11 @@ func (c Config) Validate() error {
 	if c.ListenBacklog < 0 || c.ListenBacklog > 65535 {
 		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
 	}
-	if c.WebSocket && (c.CustomServers() || c.CustomHTTP()) {
-		return fmt.Errorf("nginxconf: WebSocket adds a location to the lab's server, which a custom server or http block replaces: want location blocks inside the lab's server")
+	if c.WebSocketPath != "" && !wsPath.MatchString(c.WebSocketPath) {
+		return fmt.Errorf("nginxconf: WebSocketPath %q must be an absolute path of letters, digits and ._~/- only, without its query", c.WebSocketPath)
+	}
+	if c.WebSocketPath != "" && (c.CustomServers() || c.CustomHTTP()) {
+		return fmt.Errorf("nginxconf: WebSocketPath adds a location to the lab's server, which a custom server or http block replaces: want location blocks inside the lab's server")
 	}
 	if (c.TLS || c.HTTP2) && (c.CustomServers() || c.CustomHTTP()) {
 		return fmt.Errorf("nginxconf: TLS %v, HTTP2 %v set the lab's own listen line, which a custom server or http block replaces: want location blocks inside the lab's server", c.TLS, c.HTTP2)
@@ -263,6 +268,10 @@ func (c Config) Validate() error {
 	}
 	return nil
 }
+
+// wsPath is what a WebSocket location's path may hold: nothing NGINX's
+// config syntax reads (a team's path is untrusted input).
+var wsPath = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*$`)
 
 // Render returns the configuration file text, or the Validate error.
 func (c Config) Render() (string, error) {

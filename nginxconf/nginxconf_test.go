@@ -181,23 +181,31 @@ func TestRenderTLS(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestRenderWebSocket: WithWebSocket adds a location /ws passing the
-// Upgrade on, before the lab's location / (or a team's locations), and
-// leaves the rest as it was; a custom server block, which has its own
-// locations, is refused.
+// TestRenderWebSocket: WithWebSocket adds an exact location for its
+// path passing the Upgrade on, before the lab's location / (or a team's
+// locations), and leaves the rest as it was; a custom server block,
+// which has its own locations, is refused, and so is a path NGINX would
+// read as config (a team's path is untrusted).
 func TestRenderWebSocket(t *testing.T) {
 	plain, err := New().Render()
 	require.NoError(t, err)
-	conf, err := New(WithWebSocket(true)).Render()
+	conf, err := New(WithWebSocket("/ws")).Render()
 	require.NoError(t, err)
-	ws := conf[strings.Index(conf, "location /ws {"):strings.Index(conf, "location / {")]
+	ws := conf[strings.Index(conf, "location = /ws {"):strings.Index(conf, "location / {")]
 	for _, line := range []string{"proxy_pass http://app;", "proxy_http_version 1.1;", "proxy_set_header Upgrade $http_upgrade;", `proxy_set_header Connection "upgrade";`} {
 		assert.Contains(t, ws, line)
 	}
 	assert.NotContains(t, plain, "location /ws")
 	assert.Equal(t, plain, strings.Replace(conf, conf[strings.Index(conf, "        # WebSockets"):strings.Index(conf, "        location / {")], "", 1))
-	_, err = New(WithWebSocket(true), func(c *Config) { c.Custom = "location / { proxy_pass http://app; }" }).Render()
+	_, err = New(WithWebSocket("/ws"), func(c *Config) { c.Custom = "location / { proxy_pass http://app; }" }).Render()
 	require.NoError(t, err)
-	_, err = New(WithWebSocket(true), func(c *Config) { c.Custom = "server {\n listen 127.0.0.1:8080;\n}" }).Render()
-	require.ErrorContains(t, err, "WebSocket adds a location")
+	_, err = New(WithWebSocket("/ws"), func(c *Config) { c.Custom = "server {\n listen 127.0.0.1:8080;\n}" }).Render()
+	require.ErrorContains(t, err, "WebSocketPath adds a location")
+	conf, err = New(WithWebSocket("/api/v1/feed")).Render()
+	require.NoError(t, err)
+	assert.Contains(t, conf, "location = /api/v1/feed {")
+	for _, bad := range []string{"ws", "/feed?x=1", "/feed { return 200; } location /x", "/feed;", "/a b", `/"q"`} {
+		_, err = New(WithWebSocket(bad)).Render()
+		assert.ErrorContains(t, err, "WebSocketPath", bad)
+	}
 }

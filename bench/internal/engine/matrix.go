@@ -259,7 +259,7 @@ const (
 // NginxWS is NGINX, buffering on, with the WebSocket location /ws
 // (nginxconf.WithWebSocket): the Upgrade handshake passed on, the
 // upgraded connection relayed, never buffered.
-var NginxWS = NginxPath("nginx-ws", nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithWebSocket(true)))
+var NginxWS = NginxPath("nginx-ws", nginxconf.New(nginxconf.WithBuffering(true), nginxconf.WithWebSocket(load.WSPath)))
 
 // WSSlowConsumer is 2 slow WebSocket consumers (load.KindWS) of the app's
 // /ws, which pushes WSMessages messages of 64 KiB as fast as the server's

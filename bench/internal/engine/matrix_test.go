@@ -172,7 +172,7 @@ func TestSlowKindLoads(t *testing.T) {
 			if c.Path == NginxWS.ID {
 				conf, err := pod.Proxy.Nginx.Render()
 				require.NoError(t, err)
-				assert.Contains(t, conf, "location /ws {")
+				assert.Contains(t, conf, "location = /ws {")
 			}
 		case H2SlowRead.ID, H2ManyStreams.ID:
 			assert.True(t, pod.TLS)
