@@ -36,7 +36,7 @@ var exampleStacks = []struct {
 	{"haproxy", "haproxy.yaml", false, []string{"stalls at 2 slow readers"}, true},
 	{"flask", "flask/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
 	{"django", "django/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
-	{"fastapi", "fastapi/stack.yaml", true, []string{"none up to 3 slow readers"}, false},
+	{"fastapi", "fastapi/stack.yaml", true, []string{"none up to 3 slow readers", "none up to 3 slow WebSocket consumers"}, false},
 	{"gthread", "gthread.yaml", true, []string{"none up to 3 slow readers"}, true},
 	{"nginx-buffered", "nginx-buffered.yaml", true, []string{"none up to 3 slow readers", "none up to 3 slow TLS handshakes", "none up to 2 slow HTTP/2 readers"}, true},
 	{"image", "image/stack.yaml", true, []string{"none up to 3 silent connections"}, true},
@@ -101,6 +101,28 @@ func TestStack(t *testing.T) {
 				assert.Equal(t, ex.texts[i], b.Text)
 			}
 		})
+	}
+}
+
+// A feed path that does not take WebSockets is refused by the stack's
+// WebSocket check, on the stack's own pod, before any step runs, with one
+// error naming paths.ws and what it answered: a team's own NGINX location
+// that drops the Upgrade passes the handshake on as a plain GET /feed,
+// which the FastAPI app answers 200. (fastapi/stack.yaml passes the same
+// check.)
+func TestStackWSPath(t *testing.T) {
+	if sh := lab.Settings.Shard; !sh.Whole() {
+		t.Skipf("shard %s: the stack checks run on shard 0", sh)
+	}
+	f, err := stackfile.Load(filepath.Join("..", "fixtures", "stacks", "fastapi", "ws-no-upgrade.yaml"))
+	require.NoError(t, err, "a valid stack file: only its pod can tell")
+	_, err = lab.CheckStack(t, f)
+	require.Error(t, err)
+	t.Log(err)
+	assert.Contains(t, err.Error(), "stack file fastapi-ws-no-upgrade: paths.ws /feed: ws://127.0.0.1:8080/feed answered the WebSocket Upgrade with 200 OK, not 101 Switching Protocols")
+	assert.Contains(t, err.Error(), "does your proxy.config pass the Upgrade on")
+	for _, c := range lab.Reports.Conditions() {
+		assert.NotContains(t, c.ID, f.Name, "no step of a refused stack ran")
 	}
 }
 

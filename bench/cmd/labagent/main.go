@@ -2,12 +2,14 @@
 // namespace shared with the servers, and reports back as JSON on stdout so
 // the harness works against a remote Docker engine too.
 //
-//	labagent get [-id ID] [-expect-bytes N] [-status S] [-retry D] URL
+//	labagent get [-id ID] [-expect-bytes N] [-status S] [-retry D] [-ca PEM] [-ws] URL
 //
 // fetches URL over a new connection and prints a getResult; it exits 1
 // unless the status is 200 (or S, and the body has the expected length).
 // With -retry it tries again every 10 ms until an answer passes or D has
-// passed, and prints the last try: a readiness check in one exec.
+// passed, and prints the last try: a readiness check in one exec. With
+// -ws it asks a ws:// URL for its WebSocket Upgrade instead (S 101: a
+// stack's WebSocket check).
 //
 //	labagent run [-inspect] SPEC_JSON
 //
@@ -46,6 +48,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -124,6 +127,7 @@ func runGet(args []string, stdout io.Writer) error {
 	status := fs.Int("status", http.StatusOK, "fail unless the answer has this status")
 	retry := fs.Duration("retry", 0, "try again every 10ms until an answer passes or this long has passed (0: once)")
 	caPEM := fs.String("ca", "", "an https URL's only trusted certificate, PEM (the pod's CA)")
+	ws := fs.Bool("ws", false, "ask a ws:// or wss:// URL for its WebSocket Upgrade instead, and close it normally if it opened (-status 101 passes a path that takes WebSockets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -142,7 +146,11 @@ func runGet(args []string, stdout io.Writer) error {
 	var err error
 	for end := time.Now().Add(*retry); ; time.Sleep(getRetryEvery) {
 		res = getResult{URL: fs.Arg(0)}
-		err = get(&res, *id, *timeout, tr)
+		if *ws {
+			err = handshake(&res, *timeout, tr.TLSClientConfig)
+		} else {
+			err = get(&res, *id, *timeout, tr)
+		}
 		if err == nil && res.Status != *status {
 			err = fmt.Errorf("status %d, want %d", res.Status, *status)
 		}
@@ -183,6 +191,17 @@ func get(res *getResult, id string, timeout time.Duration, tr *http.Transport) e
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
 	res.Bytes, err = io.Copy(io.Discard, resp.Body)
+	res.Elapsed = time.Since(start)
+	return err
+}
+
+// handshake asks res.URL for its WebSocket Upgrade (load.Handshake).
+func handshake(res *getResult, timeout time.Duration, tc *tls.Config) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	var err error
+	res.Status, err = load.Handshake(ctx, res.URL, tc)
 	res.Elapsed = time.Since(start)
 	return err
 }

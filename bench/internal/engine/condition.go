@@ -156,7 +156,9 @@ type Condition struct {
 	// load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle,
 	// load.KindTLS, an HTTP/2 kind (load.KindH2Read, load.KindH2Streams),
 	// whose clients are connections of H2Streams streams each, or
-	// load.KindWS, WebSocket consumers of BodyBytes in 64 KiB messages.
+	// load.KindWS, WebSocket consumers of BodyBytes in 64 KiB messages,
+	// or load.KindWSFeed, consumers of a team's feed (Target.WSPath)
+	// held for the fast path's window, no BodyBytes.
 	SlowKind string
 	// H2Streams is how many streams each HTTP/2 slow client opens, 1 to
 	// load.MaxH2Streams, for an HTTP/2 SlowKind only (0 otherwise): each
@@ -222,6 +224,10 @@ type Target struct {
 	// UploadStatus (0: 200).
 	UploadPath   string
 	UploadStatus int
+	// WSPath is a WebSocket feed (with its query, if any) that answers
+	// the Upgrade with 101 and pushes what it pushes: the load.KindWSFeed
+	// consumers' (a stack's requires.ws_slow_consumers).
+	WSPath string
 }
 
 // Stream is an event stream (SSE) read beside /fast: the app's /events
@@ -256,7 +262,7 @@ const (
 )
 
 // slowKinds are the accepted SlowKinds.
-var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS, load.KindH2Read, load.KindH2Streams, load.KindWS}
+var slowKinds = []string{"", load.KindRead, load.KindUpload, load.KindHeaders, load.KindSilent, load.KindIdle, load.KindTLS, load.KindH2Read, load.KindH2Streams, load.KindWS, load.KindWSFeed}
 
 // tlsKinds are the SlowKinds whose clients speak TLS on a TLS path.
 var tlsKinds = []string{"", load.KindRead, load.KindSilent, load.KindTLS, load.KindH2Read, load.KindH2Streams}
@@ -275,6 +281,19 @@ func (c Condition) Records() int {
 	return c.Downloads
 }
 
+// ws is whether c's slow clients are WebSocket consumers.
+func (c Condition) ws() bool { return c.SlowKind == load.KindWS || c.SlowKind == load.KindWSFeed }
+
+// wsLocation is the path c's WebSocket consumers open, its query left
+// out: the app's /ws, or a team's feed (Target.WSPath).
+func (c Condition) wsLocation() string {
+	if c.SlowKind == load.KindWSFeed && c.Target != nil {
+		p, _, _ := strings.Cut(c.Target.WSPath, "?")
+		return p
+	}
+	return load.WSPath
+}
+
 // reads is whether c's slow clients are slow readers (downloads).
 func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.KindRead }
 
@@ -282,9 +301,10 @@ func (c Condition) reads() bool { return c.SlowKind == "" || c.SlowKind == load.
 func (c Condition) paced() bool { return !load.Holds(c.SlowKind) }
 
 // maxSlowClients is how many slow clients c may run: MaxHeldConns of a
-// kind that holds a connection, else MaxDownloads.
+// kind that holds a connection, else MaxDownloads (a feed's consumers
+// too, which hold a connection but read at a pace).
 func (c Condition) maxSlowClients() int {
-	if load.Holds(c.SlowKind) {
+	if load.Holds(c.SlowKind) && c.SlowKind != load.KindWSFeed {
 		return MaxHeldConns
 	}
 	return MaxDownloads
@@ -315,8 +335,14 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: H2Streams %d: want 1 to %d streams a connection", c.ID, c.H2Streams, load.MaxH2Streams)
 	case c.SlowKind == load.KindWS && c.Downloads > 0 && (c.BodyBytes%load.DefaultWSMessageSize != 0 || c.BodyBytes/load.DefaultWSMessageSize > load.MaxWSMessages):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d for WebSocket consumers: want whole messages of %d bytes, at most %d of them", c.ID, c.BodyBytes, load.DefaultWSMessageSize, load.MaxWSMessages)
-	case c.SlowKind == load.KindWS && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.WebSocket):
-		return fmt.Errorf("engine: condition %s: WebSocket consumers on path %s, whose front door does not pass the Upgrade on: want direct, or NGINX with its WebSocket location (nginxconf.WithWebSocket)", c.ID, c.Path.ID)
+	case c.Downloads > 0 && c.ws() && c.Path.Proxy != nil && c.Path.Proxy.Nginx == nil:
+		return fmt.Errorf("engine: condition %s: WebSocket consumers on path %s, behind %s: want direct, or NGINX with its WebSocket location (nginxconf.WithWebSocket)", c.ID, c.Path.ID, c.Path.Proxy.Kind)
+	case c.Downloads > 0 && c.ws() && c.Path.Proxy != nil && c.Path.Proxy.Nginx.Custom == "" && c.Path.Proxy.Nginx.WebSocketPath != c.wsLocation():
+		// A team's own config passes the Upgrade on itself, or its
+		// stack check's WebSocket check says it does not.
+		return fmt.Errorf("engine: condition %s: WebSocket consumers of %s on path %s, whose NGINX does not pass the Upgrade on there: want direct, or NGINX with its WebSocket location at %s (nginxconf.WithWebSocket)", c.ID, c.wsLocation(), c.Path.ID, c.wsLocation())
+	case c.Downloads > 0 && c.SlowKind == load.KindWSFeed && c.ReadRate <= 0:
+		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second, a feed consumer's pace", c.ID, c.ReadRate)
 	case !c.h2() && c.H2Streams != 0:
 		return fmt.Errorf("engine: condition %s: H2Streams %d with SlowKind %q: want 0, or an HTTP/2 kind (%s, %s)", c.ID, c.H2Streams, c.SlowKind, load.KindH2Read, load.KindH2Streams)
 	case c.Path.TLS && c.Downloads > 0 && !slices.Contains(tlsKinds, c.SlowKind):
@@ -363,7 +389,7 @@ func (t *Target) validate(c Condition) error {
 	if t == nil {
 		return nil
 	}
-	for name, p := range map[string]string{"FastPath": t.FastPath, "LargePath": t.LargePath, "UploadPath": t.UploadPath} {
+	for name, p := range map[string]string{"FastPath": t.FastPath, "LargePath": t.LargePath, "UploadPath": t.UploadPath, "WSPath": t.WSPath} {
 		if p != "" && !strings.HasPrefix(p, "/") {
 			return fmt.Errorf("engine: condition %s: Target.%s %q: want an absolute path such as /healthz", c.ID, name, p)
 		}
@@ -375,6 +401,8 @@ func (t *Target) validate(c Condition) error {
 		return fmt.Errorf("engine: condition %s: slow readers need Target.LargePath and LargeBytes > 0 (got %q, %d)", c.ID, t.LargePath, t.LargeBytes)
 	case c.Downloads > 0 && c.SlowKind == load.KindUpload && t.UploadPath == "":
 		return fmt.Errorf("engine: condition %s: slow uploads need Target.UploadPath", c.ID)
+	case c.Downloads > 0 && c.SlowKind == load.KindWSFeed && t.WSPath == "":
+		return fmt.Errorf("engine: condition %s: a feed's consumers need Target.WSPath", c.ID)
 	}
 	return nil
 }
@@ -419,6 +447,8 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		s.WSMessages = int(c.BodyBytes / int64(s.WSMessageSize))
 		s.WSURL = load.WSURLFor(base, s.WSMessages, s.WSMessageSize)
 		s.DownloadRate = c.ReadRate
+	case c.SlowKind == load.KindWSFeed:
+		s.DownloadRate = c.ReadRate // WSURL: the Target's
 	case c.SlowKind == load.KindH2Streams:
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
 		s.LargeSize = c.BodyBytes
@@ -444,6 +474,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		s.UploadURL, s.UploadStatus = base+t.UploadPath, t.UploadStatus
 		if (c.reads() || c.SlowKind == load.KindH2Read) && c.Downloads > 0 {
 			s.LargeURL, s.LargeSize = base+t.LargePath, t.LargeBytes
+		}
+		if c.SlowKind == load.KindWSFeed {
+			s.WSURL = load.WSURL(base, t.WSPath)
 		}
 	}
 	if st := c.Stream; st != nil {

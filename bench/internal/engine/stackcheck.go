@@ -26,8 +26,9 @@ type StackBehaviour struct {
 	// Noun names its clients in sentences ("slow readers").
 	Noun     string
 	Required int
-	// ReadRate is a slow reader's pace in bytes per second (the stack
-	// file's requires.slow_read_kib_s; 0 for the other behaviours).
+	// ReadRate is a slow reader's or WebSocket consumer's pace in bytes
+	// per second (the stack file's requires.slow_read_kib_s; 0 for the
+	// other behaviours).
 	ReadRate float64
 }
 
@@ -85,6 +86,7 @@ var stackColumns = []struct {
 	{Silent, "silent connections", func(r stackfile.Requires) int { return r.SilentConnections }},
 	{SlowTLS, "slow TLS handshakes", func(r stackfile.Requires) int { return r.SlowTLS }},
 	{H2SlowRead, "slow HTTP/2 readers", func(r stackfile.Requires) int { return r.H2SlowReaders }},
+	{WSSlowConsumer, "slow WebSocket consumers", func(r stackfile.Requires) int { return r.WSSlowConsumers }},
 }
 
 // NewStackCheck makes f's check. f must be valid (stackfile.Load); a
@@ -136,6 +138,12 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 			sc.Path = Path{ID: kind + "-custom", Proxy: &c}
 		}
 	}
+	if f.Requires.WSSlowConsumers > 0 {
+		// The team says its server takes WebSockets at paths.ws; the
+		// check's WebSocket check (labrun) asks it before any step.
+		sc.Path = withWebSocket(sc.Path, f.Paths.WS.Path)
+		sc.Row.WebSocket = true
+	}
 	// The door forwards to the server's own port, in the config it is
 	// checked with as in the one it runs.
 	if sc.Path.Proxy != nil {
@@ -173,6 +181,9 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	if p.Upload != nil {
 		sc.Target.UploadPath, sc.Target.UploadStatus = p.Upload.Path, p.Upload.Status
 	}
+	if p.WS != nil {
+		sc.Target.WSPath = p.WS.Path
+	}
 	lim := func(l *stackfile.RoleLimits) *podspec.Limits {
 		if l == nil {
 			return nil
@@ -184,7 +195,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 	for _, sc2 := range stackColumns {
 		if n := sc2.req(f.Requires); n > 0 {
 			b := StackBehaviour{Column: sc2.col, Noun: sc2.noun, Required: n}
-			if sc2.col.ID == SlowRead.ID {
+			if sc2.col.ID == SlowRead.ID || sc2.col.ID == WSSlowConsumer.ID {
 				b.ReadRate = float64(f.Requires.ReadKiBs()) * 1024
 			}
 			sc.Behaviours = append(sc.Behaviours, b)
@@ -279,6 +290,11 @@ func (sc StackCheck) condition(id string, col Column, n int) Condition {
 	if n > 0 && (col.ID == SlowRead.ID || col.ID == H2SlowRead.ID) {
 		c.BodyBytes = t.LargeBytes
 	}
+	if col.ID == WSSlowConsumer.ID {
+		// The team's own feed, not the lab's numbered /ws: its consumers
+		// read whatever it pushes, held for the fast path's window.
+		c.SlowKind, c.BodyBytes = load.KindWSFeed, 0
+	}
 	return c
 }
 
@@ -336,6 +352,22 @@ func tlsTwin(p Path) (Path, error) {
 	n.TLS = true
 	c.Nginx = &n
 	return Path{ID: strings.Replace(p.ID, "nginx", "nginx-tls", 1), Proxy: &c, TLS: true}, nil
+}
+
+// withWebSocket is path p passing the WebSocket Upgrade on at wsPath
+// (its query left out): NGINX from the lab's template gets its WebSocket
+// location; a direct path needs none, and a team's own NGINX config
+// passes it on itself, or the stack's WebSocket check says it does not.
+func withWebSocket(p Path, wsPath string) Path {
+	if p.Proxy == nil || p.Proxy.Nginx == nil || p.Proxy.Nginx.Custom != "" {
+		return p
+	}
+	c := *p.Proxy
+	n := *c.Nginx
+	n.WebSocketPath, _, _ = strings.Cut(wsPath, "?")
+	c.Nginx = &n
+	p.Proxy = &c
+	return p
 }
 
 // h2Twin is path p with TLS and HTTP/2 at NGINX's listener, its

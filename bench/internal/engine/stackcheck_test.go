@@ -314,3 +314,51 @@ func TestStackH2Path(t *testing.T) {
 	assert.Equal(t, "nginx-h2-custom", p.ID)
 	require.NoError(t, p.Proxy.Validate())
 }
+
+// TestStackWSFeed: slow consumers of a team's WebSocket feed read its
+// paths.ws (query kept) held for the fast path's window, at the stack's
+// pace and within its limits, on the stack's own path: directly, or
+// behind NGINX given an exact location for the feed (query left out)
+// that passes the Upgrade on; a WebSocket step on an NGINX without it is
+// refused.
+func TestStackWSFeed(t *testing.T) {
+	for _, tc := range []struct{ mode, base string }{{"none", "http://127.0.0.1:8000"}, {"buffering-on", "http://127.0.0.1:8080"}} {
+		t.Run(tc.mode, func(t *testing.T) {
+			src := `name: feed
+app: {dir: src, module: main:app, interface: asgi, server: [uvicorn]}
+proxy: {mode: ` + tc.mode + `}
+paths: {fast: {path: /healthz}, ws: {path: "/feed?topic=prices"}}
+requires: {ws_slow_consumers: 2}
+`
+			f, err := stackfile.Parse([]byte(src), "../../../fixtures/stacks/fastapi")
+			require.NoError(t, err)
+			sc, err := NewStackCheck(f)
+			require.NoError(t, err)
+			require.Len(t, sc.Behaviours, 1)
+			b := sc.Behaviours[0]
+			assert.Equal(t, WSSlowConsumer.ID, b.Column.ID)
+			assert.Equal(t, "slow WebSocket consumers", b.Noun)
+			assert.Equal(t, []int{1, 2, 3}, b.Steps())
+			assert.Equal(t, sc.Baseline().ID, sc.BaselineOf(b).ID, "the stack's own path, its own baseline")
+			c := sc.WithImage("img").Step(b, 2)
+			require.NoError(t, c.Validate())
+			assert.Equal(t, load.KindWSFeed, c.SlowKind)
+			assert.Nil(t, c.AppLimits, "the stack's limits (article A's), not the matrix column's")
+			spec := c.Load(tc.base, "x")
+			require.NoError(t, spec.Validate())
+			assert.Equal(t, strings.Replace(tc.base, "http", "ws", 1)+"/feed?topic=prices", spec.WSURL)
+			assert.Equal(t, load.DefaultHoldFor, spec.HoldFor)
+			assert.EqualValues(t, 2<<20, spec.DownloadRate)
+			if tc.mode == "none" {
+				assert.Equal(t, Direct.ID, sc.Path.ID)
+				return
+			}
+			assert.Equal(t, "/feed", sc.Path.Proxy.Nginx.WebSocketPath)
+			conf, err := sc.Path.Proxy.Render()
+			require.NoError(t, err)
+			assert.Contains(t, conf, "location = /feed {")
+			c.Path = NginxOn
+			assert.ErrorContains(t, c.Validate(), "does not pass the Upgrade on there")
+		})
+	}
+}

@@ -174,6 +174,15 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...engine.StackOptio
 	if err != nil {
 		return report.Stack{}, err
 	}
+	if f.Paths.WS != nil && f.Requires.WSSlowConsumers > 0 {
+		if err := l.wsCheck(t, sc); err != nil {
+			hint := ""
+			if f.Proxy.Config != "" {
+				hint = fmt.Sprintf(" (does your proxy.config pass the Upgrade on at %s: proxy_http_version 1.1 and the Upgrade and Connection headers?)", f.Paths.WS.Path)
+			}
+			return report.Stack{}, fmt.Errorf("stack file %s: paths.ws %s: %w%s", f.Name, f.Paths.WS.Path, err, hint)
+		}
+	}
 	l.Reports.AddStackEnv(report.StackEnv{Name: f.Name, File: f.Path, Source: string(f.Source), Images: []report.Image{app, lab}}, sc)
 	m, err := engine.OurMatrix()
 	if err != nil {
@@ -184,6 +193,25 @@ func (l *Lab) CheckStack(t stack.TB, f stackfile.File, opts ...engine.StackOptio
 		return st, err
 	}
 	return st, l.Reports.AddStack(st)
+}
+
+// wsCheck starts sc's pod once, on the path its WebSocket consumers run
+// on, and asks paths.ws for its Upgrade (stack.Pod.WSCheck): a path that
+// does not answer 101 is refused before any step runs. The pod is gone
+// when it returns.
+func (l *Lab) wsCheck(t stack.TB, sc engine.StackCheck) error {
+	t.Helper()
+	i := slices.IndexFunc(sc.Behaviours, func(b engine.StackBehaviour) bool { return b.Column.ID == engine.WSSlowConsumer.ID })
+	if i < 0 {
+		return nil
+	}
+	c := sc.BaselineOf(sc.Behaviours[i])
+	p, err := stack.Open(t, l.Session, c.Pod(l.Image), stack.Ident{Condition: c.ID + "-ws-check"})
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	return p.WSCheck(sc.Target.WSPath)
 }
 
 // DefaultStackBuildWait bounds the build of a stack's app image.

@@ -139,6 +139,11 @@ type Paths struct {
 	// Upload takes a POST body, sent slowly by slow uploads; required by
 	// requires.slow_uploads.
 	Upload *Path `yaml:"upload"`
+	// WS is a WebSocket feed: a path that answers the Upgrade with 101
+	// and pushes what the app pushes; required by
+	// requires.ws_slow_consumers. Letters, digits and "._~/-" in its
+	// path, and a query if any; no status or bytes.
+	WS *Path `yaml:"ws"`
 }
 
 // Limits are per role.
@@ -175,6 +180,12 @@ type Requires struct {
 	// needs NGINX in front (buffering-on or -off, or location blocks of
 	// the team's own config): the servers a stack file starts speak HTTP/1.1.
 	H2SlowReaders int `yaml:"h2_slow_readers"`
+	// WSSlowConsumers is slow consumers of paths.ws: WebSockets read at
+	// slow_read_kib_s (2 MiB/s) through an 8 KiB receive buffer, whatever
+	// the feed pushes, each held for the fast path's whole window. It
+	// needs an ASGI app (app.interface asgi) or a team's image, directly
+	// or behind NGINX (which passes the Upgrade on at paths.ws).
+	WSSlowConsumers int `yaml:"ws_slow_consumers"`
 	// SlowReadKiBs is the slow readers' pace in KiB/s; 0 is
 	// DefaultSlowReadKiBs, article A's 2 MiB/s. Hundreds of readers read
 	// slowly: the check's last step reads at most MaxTotalReadKiBs.

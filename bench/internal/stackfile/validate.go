@@ -85,6 +85,7 @@ var (
 	moduleRe = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*:[A-Za-z_][A-Za-z0-9_]*$`)
 	envRe    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 	userRe   = regexp.MustCompile(`^([0-9]+)(:([0-9]+))?$`)
+	wsPathRe = regexp.MustCompile(`^/[A-Za-z0-9._~/-]*(\?[A-Za-z0-9._~=&%+-]*)?$`)
 	refRe    = regexp.MustCompile(`^[a-z0-9][a-z0-9._/-]*(:[A-Za-z0-9._-]+)?(@sha256:[a-f0-9]{64})?$`)
 )
 
@@ -133,7 +134,7 @@ func (f File) check() (*Tree, error) {
 	required := false
 	for field, b := range map[string][2]int{"slow_readers": {r.SlowReaders, MaxSlowReaders}, "slow_uploads": {r.SlowUploads, MaxClients},
 		"slow_headers": {r.SlowHeaders, MaxHeldClients}, "silent_connections": {r.SilentConnections, MaxHeldClients},
-		"slow_tls": {r.SlowTLS, MaxHeldClients}, "h2_slow_readers": {r.H2SlowReaders, MaxH2Readers}} {
+		"slow_tls": {r.SlowTLS, MaxHeldClients}, "h2_slow_readers": {r.H2SlowReaders, MaxH2Readers}, "ws_slow_consumers": {r.WSSlowConsumers, MaxClients}} {
 		if n, most := b[0], b[1]; n < 0 || n > most {
 			bad("requires."+field, n, fmt.Sprintf("0 (not checked) to %d concurrent slow clients", most))
 		}
@@ -169,8 +170,16 @@ func (f File) check() (*Tree, error) {
 			bad("requires.h2_slow_readers", r.H2SlowReaders, fmt.Sprintf("0 behind %s: the lab serves HTTP/2 from NGINX's TLS listener (proxy.kind nginx)", kind))
 		}
 	}
+	if r.WSSlowConsumers > 0 {
+		switch kind := f.Proxy.DoorKind(); {
+		case !f.Proxy.None() && kind != proxy.KindNginx:
+			bad("requires.ws_slow_consumers", r.WSSlowConsumers, fmt.Sprintf("0 behind %s: the lab passes WebSockets on through NGINX (proxy.kind nginx), or none (proxy.mode none)", kind))
+		case f.App != nil && f.App.iface() != "asgi":
+			bad("requires.ws_slow_consumers", r.WSSlowConsumers, "0 for a WSGI app: WSGI has no WebSockets; an ASGI app (app.interface asgi) under Uvicorn, or your own image, takes them")
+		}
+	}
 	if !required {
-		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls, h2_slow_readers above 0")
+		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls, h2_slow_readers, ws_slow_consumers above 0")
 	}
 	if r.FastP95Ms < 0 || r.FastP95Ms > MaxP95Ms {
 		bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("0 (the default, %d) to %d", DefaultFastP95Ms, MaxP95Ms))
@@ -404,6 +413,16 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 		}
 	} else if r.SlowUploads > 0 {
 		bad("paths.upload", "missing", "an upload path when requires.slow_uploads is above 0")
+	}
+	if ps.WS != nil {
+		if !wsPathRe.MatchString(ps.WS.Path) {
+			bad("paths.ws.path", ps.WS.Path, `an absolute path of letters, digits and "._~/-", with a query of those and "=&%+" if any (it becomes an NGINX location)`)
+		}
+		if ps.WS.Status != 0 || ps.WS.Bytes != 0 {
+			bad("paths.ws", fmt.Sprintf("status %d, bytes %d", ps.WS.Status, ps.WS.Bytes), "a path only: a WebSocket answers 101, and a feed has no length")
+		}
+	} else if r.WSSlowConsumers > 0 {
+		bad("paths.ws", "missing", "a WebSocket path (path) when requires.ws_slow_consumers is above 0")
 	}
 }
 
