@@ -9,6 +9,10 @@
         "data: <send time, ns since the epoch>"; ?xaccel=no adds the
         X-Accel-Buffering: no header that turns NGINX's buffering off for
         this response.
+/ws     under gevent-websocket's worker (environ["wsgi.websocket"]), the
+        ASGI twin's /ws: ?count= binary messages of ?size= bytes, each
+        opening with its sequence number, pushed as fast as send()
+        returns, then the consumer's close awaited.
 
 For every /large response the app records how long the server took to
 take the body (writelog.py): from the generator handing out its first
@@ -203,8 +207,40 @@ def events(environ, start_response):
     return stream()
 
 
+def ws(environ, start_response):
+    """Push the messages /ws's query asks for (asgiapp.py's /ws)."""
+    sock = environ.get("wsgi.websocket")
+    if sock is None:
+        return _bad_request(start_response, "/ws takes a WebSocket: run under gevent-websocket's worker")
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    try:
+        count = _int_arg(query, "count", 256, 1, 1 << 16)
+        size = _int_arg(query, "size", 64 * 1024, 8, 1 << 20)
+    except ValueError:
+        sock.close(1008)
+        return []
+    message = bytearray(BLOCK[:size] if size <= len(BLOCK) else size)
+    clock, sent = writelog.Clock(), 0
+    try:
+        for seq in range(count):
+            message[:8] = seq.to_bytes(8, "big")
+            sock.send(bytes(message), binary=True)
+            sent += size
+    except Exception:  # the consumer went away; the record says how far
+        pass
+    writelog.record(environ.get("HTTP_X_LAB_ID", ""), clock, sent, count * size, sent == count * size, "ws")
+    try:
+        while sock.receive() is not None:  # None: the consumer closed
+            pass
+    except Exception:
+        pass
+    return []
+
+
 def application(environ, start_response):
     path = environ.get("PATH_INFO", "")
+    if path == "/ws":
+        return ws(environ, start_response)
     if path == "/fast":
         start_response("200 OK", [
             ("Content-Type", "application/json"),

@@ -8,8 +8,8 @@ returning. Uvicorn's send() waits while its transport holds more than its
 high-water mark (64 KiB), so the record follows the client's pace as a
 sync worker's sendall does, but for what the transport's buffer holds.
 Uvicorn 0.17's send() returns quietly once the client has gone, so the
-app watches receive() for http.disconnect and records such a body as
-incomplete.
+app watches receive() for http.disconnect, sends no more after it, and
+records such a body as incomplete.
 
 /ws is a WebSocket that pushes ?count= binary messages of ?size= bytes,
 each opening with its sequence number (8 bytes, big-endian, from 0), as
@@ -149,4 +149,7 @@ async def app(scope, receive, send):
             sent += rest
     finally:
         watcher.cancel()
-        writelog.record(request_id, clock, sent, size, sent == size and not gone.is_set(), "asgi")
+        # Every send began before any disconnect came: whole. (Hypercorn
+        # tells its app of the disconnect as the last send ends, a
+        # response's end, not the client's going.)
+        writelog.record(request_id, clock, sent, size, sent == size, "asgi")

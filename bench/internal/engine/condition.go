@@ -34,10 +34,10 @@ type Path struct {
 	TLS bool
 	// HTTP2 makes the entry point speak HTTP/2 beside HTTP/1.1, chosen by
 	// ALPN on its TLS listener: NGINX's http2 (nginxconf.WithHTTP2), which
-	// forwards each stream upstream as an HTTP/1.1 request. The matrix's
-	// HTTP/2 columns run no server that speaks HTTP/2 itself (Gunicorn,
-	// uWSGI and Uvicorn speak HTTP/1.1; Hypercorn, which speaks it, runs
-	// the WebSocket column only so far), so a direct path never does.
+	// forwards each stream upstream as an HTTP/1.1 request, or, directly
+	// (DirectH2), a server that speaks HTTP/2 itself
+	// (podspec.SpeaksHTTP2: Hypercorn; Gunicorn, uWSGI and Uvicorn speak
+	// HTTP/1.1 only).
 	HTTP2 bool
 }
 
@@ -64,7 +64,13 @@ var (
 var (
 	NginxH2Off = nginxH2Path(false)
 	NginxH2On  = nginxH2Path(true)
+	// DirectH2 is the server's own TLS listener speaking HTTP/2 itself,
+	// its streams its own to schedule and flow-control.
+	DirectH2 = Path{ID: "direct-h2", TLS: true, HTTP2: true}
 )
+
+// direct is whether p has no front door: direct, direct-tls, direct-h2.
+func (p Path) direct() bool { return p.ID == Direct.ID || p.ID == DirectTLS.ID || p.ID == DirectH2.ID }
 
 func nginxH2Path(buffering bool) Path { return nginxTLSListener("nginx-h2", buffering, true) }
 
@@ -317,16 +323,18 @@ func (c Condition) Validate() error {
 		return errors.New("engine: condition has no ID")
 	case len(c.Server.Cmd) == 0:
 		return fmt.Errorf("engine: condition %s: Server has no command", c.ID)
-	case c.Path.ID == "" || (c.Path.ID == Direct.ID || c.Path.ID == DirectTLS.ID) != (c.Path.Proxy == nil):
-		return fmt.Errorf("engine: condition %s: Path %q: want direct or direct-tls (no proxy), or a front door's path with its config", c.ID, c.Path.ID)
-	case c.Path.Proxy == nil && c.Path.TLS != (c.Path.ID == DirectTLS.ID):
-		return fmt.Errorf("engine: condition %s: Path %s with TLS %v: want direct without TLS, or direct-tls with it", c.ID, c.Path.ID, c.Path.TLS)
+	case c.Path.ID == "" || c.Path.direct() != (c.Path.Proxy == nil):
+		return fmt.Errorf("engine: condition %s: Path %q: want direct, direct-tls or direct-h2 (no proxy), or a front door's path with its config", c.ID, c.Path.ID)
+	case c.Path.Proxy == nil && (c.Path.TLS != (c.Path.ID != Direct.ID) || c.Path.HTTP2 != (c.Path.ID == DirectH2.ID)):
+		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, HTTP2 %v: want direct without either, direct-tls with TLS, or direct-h2 with both", c.ID, c.Path.ID, c.Path.TLS, c.Path.HTTP2)
+	case c.Path.ID == DirectH2.ID && !podspec.SpeaksHTTP2(c.Server):
+		return fmt.Errorf("engine: condition %s: Path direct-h2 with server %s, which speaks HTTP/1.1 only: want a server that speaks HTTP/2 itself (Hypercorn), or NGINX's HTTP/2 listener in front", c.ID, c.Server.ID)
 	case c.Path.Proxy != nil && c.Path.TLS != c.Path.Proxy.TLS():
 		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, but its %s front door's TLS is %v: want both (NGINX with nginxconf.WithTLS), or neither", c.ID, c.Path.ID, c.Path.TLS, c.Path.Proxy.Kind, c.Path.Proxy.TLS())
 	case c.SlowKind == load.KindTLS && !c.Path.TLS:
 		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
-	case c.Path.HTTP2 && (c.Path.Proxy == nil || c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2 || !c.Path.TLS):
-		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2); the lab serves HTTP/2 from no server itself yet", c.ID, c.Path.ID)
+	case c.Path.HTTP2 && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2 || !c.Path.TLS):
+		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2), or direct-h2", c.ID, c.Path.ID)
 	case c.Path.Proxy != nil && c.Path.Proxy.Nginx != nil && c.Path.Proxy.Nginx.HTTP2 != c.Path.HTTP2:
 		return fmt.Errorf("engine: condition %s: Path %s with HTTP2 %v, but its NGINX's http2 is %v: want both, or neither", c.ID, c.Path.ID, c.Path.HTTP2, c.Path.Proxy.Nginx.HTTP2)
 	case c.h2() && !c.Path.HTTP2:

@@ -69,9 +69,11 @@ var MatrixRows = func() []Row {
 		uw(podspec.BodyGenerator, 2, 2, "--processes 2; a generator's body cannot be offloaded"),
 		uw(podspec.BodyFile, 0, 2, "--processes 2, one request each"),
 		uw(podspec.BodyFile, 2, 0, "--processes 2 hand each file to 2 offload threads, which take any number"),
-		// WebSocket servers, so far under the WebSocket column only.
+		// WebSocket servers, so far under the protocol columns only;
+		// Hypercorn speaks HTTP/2 itself too (DirectH2).
 		ws(row(podspec.Daphne(), 0, "one process, no connection limit"), WSSlowConsumer.ID),
-		ws(row(podspec.Hypercorn(2), 0, "--workers 2, no connection limit"), WSSlowConsumer.ID),
+		ws(row(podspec.Hypercorn(2), 0, "--workers 2, no connection limit"), WSSlowConsumer.ID, H2SlowRead.ID, H2ManyStreams.ID),
+		ws(row(podspec.GunicornGeventWS(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"), WSSlowConsumer.ID),
 	}
 }()
 
@@ -212,12 +214,25 @@ const TLSClientCPUs = 0.5
 // request, so 2 connections are 4 requests at the server.
 var H2SlowRead = Column{ID: "h2-slow-read", Clients: 2,
 	Text:  fmt.Sprintf("slow HTTP/2 readers: 2 connections x %d streams of 16 MiB, each stream's 8 KiB window returned at 2 MiB/s; /fast over HTTP/1.1 on the same TLS listener", H2ReadStreams),
-	Paths: []Path{NginxH2Off, NginxH2On},
+	Paths: []Path{NginxH2Off, NginxH2On, DirectH2},
+	Only:  h2Direct,
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind, c.H2Streams = n, load.KindH2Read, H2ReadStreams
 		c.BodyBytes, c.ReadRate = load.DefaultLargeSize, load.DefaultDownloadRate
 		c.ClientCPUs = max(c.ClientCPUs, H2ReadClientCPUs)
+		serverH2(c)
 	}}
+
+// serverH2 sets slow HTTP/2 readers up for a server speaking HTTP/2
+// itself (DirectH2): the app gets QueuingAppMemory, so that what
+// Hypercorn holds for its streams is measured (at article A's 128 MiB it
+// reached the limit), and an OOM kill is the run's outcome.
+func serverH2(c *Condition) {
+	if c.Path.ID == DirectH2.ID {
+		c.AppLimits = &podspec.Limits{CPUs: podspec.DefaultAppCPUs, Memory: QueuingAppMemory}
+		c.MayExhaust = true
+	}
+}
 
 // H2ReadClientCPUs is the client's CPU quota under slow HTTP/2 readers:
 // it decrypts 4 paced streams (8 MiB/s) and returns their windows 8 KiB
@@ -237,13 +252,28 @@ const H2ReadStreams = 2
 // default), with a window of 0: it reads no byte of any body, and holds
 // them all for the window. Each stream is an upstream request.
 var H2ManyStreams = Column{ID: "h2-many-streams", Clients: 1,
-	Text:  fmt.Sprintf("one HTTP/2 connection opening %d streams for %d KiB bodies with a window of 0, reading nothing, held 9.5 s; /fast over HTTP/1.1 on the same TLS listener", H2ManyStreamsOpened, H2ManyBodyBytes>>10),
-	Paths: []Path{NginxH2Off, NginxH2On},
+	Text:  fmt.Sprintf("one HTTP/2 connection opening %d streams (%d directly at Hypercorn, its most) for %d KiB bodies with a window of 0, reading nothing, held 9.5 s; /fast over HTTP/1.1 on the same TLS listener", H2ManyStreamsOpened, HypercornMaxStreams, H2ManyBodyBytes>>10),
+	Paths: []Path{NginxH2Off, NginxH2On, DirectH2},
+	Only:  h2Direct,
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind, c.H2Streams, c.BodyBytes = n, load.KindH2Streams, H2ManyStreamsOpened, H2ManyBodyBytes
+		if c.Path.ID == DirectH2.ID {
+			// At article A's 128 MiB the OOM killer ended Hypercorn in
+			// 3 of 3 runs; at QueuingAppMemory in 2 of 3, the third
+			// thrashing at its limit, /fast failing.
+			c.H2Streams = HypercornMaxStreams
+		}
 		c.ClientCPUs = max(c.ClientCPUs, TLSClientCPUs)
 		c.MayExhaust = true // NGINX buffering on spills them to its temp directory until it is full
 	}}
+
+// h2Direct runs the HTTP/2 columns' direct path on the rows whose server
+// speaks HTTP/2 itself.
+var h2Direct = map[string][]string{DirectH2.ID: {podspec.Hypercorn(2).ID}}
+
+// HypercornMaxStreams is Hypercorn 0.13's h2_max_concurrent_streams
+// default: the streams one connection may open at it directly.
+const HypercornMaxStreams = 100
 
 // H2ManyStreamsOpened is NGINX's http2_max_concurrent_streams default:
 // the client asks for this many and opens as many as the server allows.
@@ -277,14 +307,16 @@ var WSSlowConsumer = Column{ID: "ws-slow-consumer", Clients: 2,
 		c.Downloads, c.SlowKind, c.ReadRate = n, load.KindWS, load.DefaultDownloadRate
 		c.BodyBytes = WSMessages * load.DefaultWSMessageSize
 		c.MayExhaust = true // a server without backpressure holds every unsent message
-		c.AppLimits = &podspec.Limits{CPUs: podspec.DefaultAppCPUs, Memory: WSAppMemory}
+		c.AppLimits = &podspec.Limits{CPUs: podspec.DefaultAppCPUs, Memory: QueuingAppMemory}
 	}}
 
-// WSAppMemory is the app's memory limit under slow WebSocket consumers:
-// twice article A's 128 MiB, so that a server that queues what its
-// consumers have not read is measured, not cut short by the OOM killer.
-// Daphne, which queues, peaked at 115 MiB with 2 consumers of 16 MiB.
-const WSAppMemory = 2 * podspec.DefaultAppMemory
+// QueuingAppMemory is the app's memory limit under slow WebSocket consumers
+// and a server's own HTTP/2: twice article A's 128 MiB, so that a server
+// that queues what its clients have not read is measured, not cut short
+// by the OOM killer. Daphne, which queues, peaked at 115 MiB with 2
+// consumers of 16 MiB; Hypercorn's own HTTP/2 reached article A's 128
+// MiB with 4 slow streams of 16 MiB.
+const QueuingAppMemory = 2 * podspec.DefaultAppMemory
 
 // WSMessages is how many messages /ws pushes to each consumer: 16 MiB in
 // all, article A's download.

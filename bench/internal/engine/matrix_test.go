@@ -13,6 +13,7 @@ import (
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/tlsca"
 	"wsgilab/bench/internal/verdict"
+	"wsgilab/nginxconf"
 )
 
 func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
@@ -61,13 +62,14 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// row behind each front door under slow headers and silent
 	// connections and behind each upload door under slow uploads, plus
 	// every row on the 3 TLS paths under slow TLS handshakes and on the
-	// 2 HTTP/2 paths under each HTTP/2 column, and the 4 WebSocket rows
-	// on 2 paths. The rows of every column are all but the 2 WebSocket
-	// servers that run only that column so far.
-	every := len(MatrixRows) - 2
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*2*every + 4*2
+	// 2 HTTP/2 paths under each HTTP/2 column (Hypercorn too, and on
+	// its own HTTP/2 as well), and the 5 WebSocket rows on 2 paths. The
+	// rows of every column are all but the 3 servers that run only the
+	// protocol columns so far.
+	every := len(MatrixRows) - 3
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2
 	// Each WebSocket cell has a second verdict: every message came.
-	assert.Equal(t, newer-len(named)+4*2, rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
+	assert.Equal(t, newer-len(named)+5*2, rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
 }
 
 // Every condition a matrix verdict reads runs under full, as article A's
@@ -168,7 +170,7 @@ func TestSlowKindLoads(t *testing.T) {
 			assert.Equal(t, load.WSURLFor(base, 256, 64<<10), spec.WSURL)
 			assert.True(t, strings.HasPrefix(spec.WSURL, "ws://127.0.0.1:"))
 			assert.EqualValues(t, 16<<20, spec.WSMessages*spec.WSMessageSize)
-			assert.EqualValues(t, WSAppMemory, pod.App.Memory, "room for a server that queues")
+			assert.EqualValues(t, QueuingAppMemory, pod.App.Memory, "room for a server that queues")
 			if c.Path == NginxWS.ID {
 				conf, err := pod.Proxy.Nginx.Render()
 				require.NoError(t, err)
@@ -176,11 +178,20 @@ func TestSlowKindLoads(t *testing.T) {
 			}
 		case H2SlowRead.ID, H2ManyStreams.ID:
 			assert.True(t, pod.TLS)
-			assert.Equal(t, "https://127.0.0.1:8080", base, "NGINX's TLS listener, h2 by ALPN")
 			assert.Equal(t, base+"/fast", spec.FastURL, "/fast over HTTP/1.1 on the same listener")
 			assert.Equal(t, c.Condition.H2Streams, spec.H2Streams)
 			assert.Equal(t, c.Condition.Records(), c.Condition.Downloads*spec.H2Streams)
 			assert.Contains(t, spec.LargeURL, base+"/large?size=")
+			if c.Path == DirectH2.ID {
+				assert.Equal(t, "https://127.0.0.1:8000", base, "Hypercorn's own TLS listener, h2 by ALPN")
+				assert.Equal(t, []string{"--certfile", nginxconf.TLSCert, "--keyfile", nginxconf.TLSKey}, pod.Server.Cmd[len(pod.Server.Cmd)-5:len(pod.Server.Cmd)-1])
+				assert.Nil(t, pod.Proxy)
+				if c.Column == H2ManyStreams.ID {
+					assert.Equal(t, HypercornMaxStreams, spec.H2Streams, "as many as Hypercorn allows")
+				}
+				continue
+			}
+			assert.Equal(t, "https://127.0.0.1:8080", base, "NGINX's TLS listener, h2 by ALPN")
 			conf, err := pod.Proxy.Nginx.Render()
 			require.NoError(t, err)
 			assert.Contains(t, conf, " ssl http2")
@@ -212,10 +223,11 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// silent: every row on 3 paths, the sync row behind the front doors;
 	// uploads on 4, the sync row behind the upload doors; the worker
 	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
-	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths; the 4 rows
-	// that take WebSockets on 2 paths (2 of them run only that column).
-	every := len(MatrixRows) - 2
-	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+4*2)
+	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths, Hypercorn
+	// too, and on its own HTTP/2; the 5 rows that take WebSockets on 2
+	// paths (3 of them run only the protocol columns).
+	every := len(MatrixRows) - 3
+	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -255,7 +267,7 @@ func TestCapacitySteps(t *testing.T) {
 	// slow-client verdicts read, sync behind every front door, sync's
 	// two slow-TLS cells and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-2-3+len(FrontDoors)+7+2+2+2+1)
+	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+2+2+2+1)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))
@@ -271,8 +283,10 @@ func TestTLSConditionsAgree(t *testing.T) {
 		mod  func(*Condition)
 		want string
 	}{
-		"direct-tls without TLS":     {func(c *Condition) { c.Path = Path{ID: DirectTLS.ID} }, "want direct without TLS, or direct-tls with it"},
-		"direct with TLS":            {func(c *Condition) { c.Path = Path{ID: Direct.ID, TLS: true} }, "want direct without TLS, or direct-tls with it"},
+		"direct-tls without TLS":     {func(c *Condition) { c.Path = Path{ID: DirectTLS.ID} }, "want direct without either, direct-tls with TLS"},
+		"direct with TLS":            {func(c *Condition) { c.Path = Path{ID: Direct.ID, TLS: true} }, "want direct without either, direct-tls with TLS"},
+		"direct-tls with HTTP/2":     {func(c *Condition) { c.Path = Path{ID: DirectTLS.ID, TLS: true, HTTP2: true} }, "or direct-h2 with both"},
+		"direct-h2, HTTP/1.1 server": {func(c *Condition) { c.Path = DirectH2 }, "which speaks HTTP/1.1 only"},
 		"TLS path, plain NGINX":      {func(c *Condition) { p := NginxOn; p.TLS = true; c.Path = p }, "front door's TLS is false"},
 		"slow TLS on a plain path":   {func(c *Condition) { c.Path = NginxOn }, "want a TLS path"},
 		"slow headers over TLS":      {func(c *Condition) { c.SlowKind = load.KindHeaders }, "whose clients speak TLS"},

@@ -136,7 +136,7 @@ func matrixFindings(m *report.Matrix) []string {
 				}
 			}
 			for _, p := range col.Paths {
-				if c, ok := cells[[3]string{col.ID, r.ID, p}]; ok && c.SlowKind == wsKind && c.AppMemoryGrowthMiB != nil && *c.AppMemoryGrowthMiB > wsUnboundedMiB {
+				if c, ok := cells[[3]string{col.ID, r.ID, p}]; ok && (c.SlowKind == wsKind || p == directH2ID) && c.AppMemoryGrowthMiB != nil && *c.AppMemoryGrowthMiB > unboundedGrowthMiB {
 					grew = append(grew, fmt.Sprintf("%s %s (+%s MiB)", r.ID, p, num(*c.AppMemoryGrowthMiB)))
 				}
 			}
@@ -173,7 +173,7 @@ func matrixFindings(m *report.Matrix) []string {
 			parts = append(parts, " "+onText+", not protected: "+strings.Join(onNot, ", "))
 		}
 		if len(grew) > 0 {
-			parts = append(parts, fmt.Sprintf(" the server's memory grew without a bound (over %g MiB): %s", float64(wsUnboundedMiB), strings.Join(grew, ", ")))
+			parts = append(parts, fmt.Sprintf(" the server's memory grew without a bound (over %g MiB): %s", float64(unboundedGrowthMiB), strings.Join(grew, ", ")))
 		}
 		if len(parts) > 0 {
 			out = append(out, line+strings.Join(parts, ";")+".")
@@ -234,10 +234,15 @@ func plural(n int) string {
 	return "s"
 }
 
-// wsUnboundedMiB is verdict.WSUnboundedMiB, the growth over which a
+// unboundedGrowthMiB is verdict.UnboundedGrowthMiB, the growth over which a
 // WebSocket server kept no bound (the page links no verdict code; a
 // test holds the two equal).
-const wsUnboundedMiB = 16
+const unboundedGrowthMiB = 16
 
-// wsKind is load.KindWS, the WebSocket consumers' slow kind.
-const wsKind = "ws-slow-consumer"
+// wsKind is load.KindWS, the WebSocket consumers' slow kind, and
+// directH2ID engine.DirectH2's id, a server speaking HTTP/2 itself: the
+// cells whose server may queue what its clients have not read.
+const (
+	wsKind     = "ws-slow-consumer"
+	directH2ID = "direct-h2"
+)

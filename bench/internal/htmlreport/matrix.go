@@ -232,7 +232,7 @@ func streamView(s report.StreamCell) streamRow {
 // front door's peak and its temp files' (HTTP/2 streams it buffered).
 func memoryText(c report.MatrixCell) string {
 	var parts []string
-	if c.AppMemoryGrowthMiB != nil && (c.SlowKind == wsKind || *c.AppMemoryGrowthMiB >= wsUnboundedMiB) {
+	if c.AppMemoryGrowthMiB != nil && (c.SlowKind == wsKind || *c.AppMemoryGrowthMiB >= unboundedGrowthMiB) {
 		parts = append(parts, "app grew "+num(*c.AppMemoryGrowthMiB)+" MiB")
 	}
 	if c.ProxyMemoryPeakMiB != nil {

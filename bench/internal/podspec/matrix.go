@@ -20,6 +20,17 @@ func GunicornGevent(workers int) Server {
 	}
 }
 
+// GunicornGeventWS is Gunicorn with `workers` of gevent-websocket's
+// worker, the gevent worker that hands a WebSocket Upgrade to the WSGI
+// app as environ["wsgi.websocket"].
+func GunicornGeventWS(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-geventws-%d", workers),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "geventwebsocket.gunicorn.workers.GeventWebSocketWorker", "--workers", strconv.Itoa(workers), "app:application"},
+	}
+}
+
 // GunicornUvicorn is Gunicorn with `workers` of Uvicorn's worker class
 // serving the ASGI twin.
 func GunicornUvicorn(workers int) Server {

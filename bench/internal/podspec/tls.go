@@ -43,6 +43,9 @@ func ServeTLS(s Server) (Server, error) {
 		flags = []string{"--certfile", nginxconf.TLSCert, "--keyfile", nginxconf.TLSKey}
 	case len(s.Cmd) >= 3 && s.Cmd[0] == "python3" && s.Cmd[2] == "uvicorn":
 		flags = []string{"--ssl-certfile", nginxconf.TLSCert, "--ssl-keyfile", nginxconf.TLSKey}
+	case SpeaksHTTP2(s):
+		// Hypercorn's TLS listener offers h2 and http/1.1 by ALPN.
+		flags = []string{"--certfile", nginxconf.TLSCert, "--keyfile", nginxconf.TLSKey}
 	case len(s.Cmd) >= 1 && s.Cmd[0] == "uwsgi" && slices.Contains(s.Cmd, "--http-socket"):
 		// uWSGI's own HTTPS socket (Debian builds it with OpenSSL) in
 		// place of its plain one: address,certificate,key.
@@ -54,9 +57,16 @@ func ServeTLS(s Server) (Server, error) {
 		cmd[i], cmd[i+1] = "--https-socket", cmd[i+1]+","+nginxconf.TLSCert+","+nginxconf.TLSKey
 		return s.withTLS(cmd), nil
 	default:
-		return Server{}, fmt.Errorf("podspec: TLS: server %s: want Gunicorn (python3 -m gunicorn), Uvicorn (python3 -m uvicorn) or uWSGI with --http-socket, whose TLS flags the lab knows, or NGINX in front", s.ID)
+		return Server{}, fmt.Errorf("podspec: TLS: server %s: want Gunicorn (python3 -m gunicorn), Uvicorn (python3 -m uvicorn), Hypercorn (python3 -m hypercorn) or uWSGI with --http-socket, whose TLS flags the lab knows, or NGINX in front", s.ID)
 	}
 	return s.withTLS(slices.Insert(slices.Clone(s.Cmd), len(s.Cmd)-1, flags...)), nil
+}
+
+// SpeaksHTTP2 is whether s speaks HTTP/2 itself on its TLS listener:
+// Hypercorn (python3 -m hypercorn, through h2), alone of the lab's
+// servers.
+func SpeaksHTTP2(s Server) bool {
+	return len(s.Cmd) >= 3 && s.Cmd[0] == "python3" && s.Cmd[2] == "hypercorn"
 }
 
 // withTLS is s, all else kept (its image, directory, user, port and

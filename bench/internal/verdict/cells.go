@@ -18,9 +18,9 @@ const (
 	// ExpectCut is every slow client truncated or reset.
 	ExpectCut = "cut"
 	// ExpectBounded is the app's memory growing less than
-	// WSBoundedMiB over the window: backpressure held the server's
+	// BoundedGrowthMiB over the window: backpressure held the server's
 	// unsent messages to its transport's buffers. ExpectUnbounded is it
-	// growing more than WSUnboundedMiB: the server queued what its slow
+	// growing more than UnboundedGrowthMiB: the server queued what its slow
 	// consumers had not read, with no bound but what they leave unread.
 	ExpectBounded   = "bounded"
 	ExpectUnbounded = "unbounded"
@@ -31,6 +31,9 @@ const (
 	// median spill of ExhaustedSpillMiB or more) or killed at its memory
 	// limit, in every sound run.
 	ExpectExhausted = "exhausted"
+	// ExpectAppKilled is the app killed at its memory limit in every
+	// sound run.
+	ExpectAppKilled = "app-killed"
 )
 
 // ExhaustedSpillMiB is the spill over which NGINX's temp directory
@@ -38,12 +41,14 @@ const (
 // counts as full.
 const ExhaustedSpillMiB = 75
 
-// The WebSocket column's memory lines: its 2 consumers are pushed 16 MiB
-// each, so a server that queues holds most of 32 MiB (and its copies),
-// while backpressure holds a few transport buffers of 64 KiB.
+// The memory lines of the columns that push more than the clients read
+// (WebSockets, a server's own HTTP/2): their 2 consumers, or 4 streams,
+// are pushed 16 MiB each, so a server that queues holds most of 32 MiB
+// or more (and its copies), while backpressure holds a few transport
+// buffers of 64 KiB.
 const (
-	WSBoundedMiB   = 8
-	WSUnboundedMiB = 16
+	BoundedGrowthMiB   = 8
+	UnboundedGrowthMiB = 16
 )
 
 // CellRule is what a set of cells of one column showed, with its
@@ -126,6 +131,16 @@ var CellRules = []CellRule{
 	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
 			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)"},
+	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
+		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
+			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.4 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
+			"/fast ran 69 to 205 ms at p95 beside it"},
+	{Column: h2ManyStreams, Paths: []string{directH2}, Expect: ExpectAppKilled,
+		Why: "one connection of Hypercorn's 100 streams (h2_max_concurrent_streams), a window of 0, took Hypercorn to its 128 MiB limit and the OOM killer in each of 3 runs, " +
+			"every stream reset with it; /fast ran 1.3 to 4.8 s at p95 meanwhile"},
+	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: []string{hypercornRow}, Expect: ExpectUnprotected,
+		Why: "Hypercorn takes all 128 upstream requests and its quarter core serves their first blocks, its memory up 13.5 to 17.2 MiB, before /fast gets a turn " +
+			"(p95 25 ms to 3.0 s over 3 runs, either side of the stall line)"},
 	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: []string{geventRow}, Expect: ExpectUnprotected,
 		Why: "gevent takes all 128 requests and its quarter core fills 128 sockets with their first half MiB each before /fast gets a turn (p95 0.12 to 1.86 s over 3 runs, either side of the stall line)"},
 	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
@@ -138,8 +153,9 @@ var CellRules = []CellRule{
 		Why: "Daphne's send() hands each message to autobahn and Twisted's transport, which queue it and return: the app pushes both consumers' 16 MiB in under 0.1 s, and Daphne holds what they have not read in its memory " +
 			"(growth 31.5 to 47.2 MiB for 32 MiB pushed over 3 runs, directly and behind NGINX alike, against the line of 16): no backpressure, so a slower or a stalled consumer costs its whole backlog (django/daphne#170)"},
 	{Column: wsSlowConsumer, Expect: ExpectBounded,
-		Why: "the server's send() waits while its transport holds more than its high-water mark (websockets' and wsproto's drain), so the app pushes at the consumer's pace (write 3.3 to 6.6 s of its 8 s) " +
-			"and the memory stays within a few buffers (growth 0 to 2.7 MiB over 3 runs of each of the 6 cells, against the line of 8); NGINX relays the upgraded connection through its small buffers and passes the backpressure on"},
+		Why: "the server's send() waits while its transport holds more than its high-water mark (websockets' and wsproto's drain), or blocks its greenlet in sendall (gevent-websocket), " +
+			"so the app pushes at the consumer's pace (write 3.3 to 6.6 s of its 8 s) " +
+			"and the memory stays within a few buffers (growth 0 to 2.7 MiB over 3 runs of each of the 8 cells, against the line of 8); NGINX relays the upgraded connection through its small buffers and passes the backpressure on"},
 	{Column: outliveTimeout, Paths: []string{direct}, Rows: []string{syncRow}, Expect: ExpectCut,
 		Why: "the sync worker blocked in its send never notifies the arbiter, which kills it at --timeout"},
 	{Column: outliveTimeout, Expect: ExpectProtected,
@@ -174,9 +190,11 @@ func CellVerdict(r CellRule, row, path, id string) Verdict {
 	case ExpectExhausted:
 		v.Unit, v.Check = "MiB", ProxyExhausted(id, ExhaustedSpillMiB)
 	case ExpectBounded:
-		v.Unit, v.Check = "MiB", Below(id, AppMemGrowth, WSBoundedMiB)
+		v.Unit, v.Check = "MiB", Below(id, AppMemGrowth, BoundedGrowthMiB)
 	case ExpectUnbounded:
-		v.Unit, v.Check = "MiB", Above(id, AppMemGrowth, WSUnboundedMiB)
+		v.Unit, v.Check = "MiB", Above(id, AppMemGrowth, UnboundedGrowthMiB)
+	case ExpectAppKilled:
+		v.Unit, v.Check = "share", AppKilled(id)
 	default:
 		panic("verdict: CellRule expects " + r.Expect)
 	}
@@ -189,6 +207,8 @@ func pathText(path string) string {
 		return "directly"
 	case directTLS:
 		return "directly over its own TLS"
+	case directH2:
+		return "directly over its own HTTP/2"
 	}
 	return "behind " + path
 }

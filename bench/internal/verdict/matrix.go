@@ -145,6 +145,7 @@ const (
 	h2ManyStreams  = "h2-many-streams"
 	nginxH2Off     = "nginx-h2-off"
 	nginxH2On      = "nginx-h2-on"
+	directH2       = "direct-h2"
 	wsSlowConsumer = "ws-slow-consumer"
 	nginxWS        = "nginx-ws"
 	direct         = "direct"
@@ -170,12 +171,13 @@ const (
 	uwsgiFileOffload = "uwsgi-2-file-offload-2"
 	daphneRow        = "daphne-1"
 	hypercornRow     = "hypercorn-2"
+	geventWSRow      = "gunicorn-geventws-2"
 )
 
 // MatrixRowIDs are the rows Matrix names (an engine test checks that the
 // engine has each).
 var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvicornRow,
-	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload, daphneRow, hypercornRow}
+	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload, daphneRow, hypercornRow, geventWSRow}
 
 // NginxOnProtected is the verdict that row, measured by condition id
 // behind NGINX buffering on, is protected: asserted for every row of the

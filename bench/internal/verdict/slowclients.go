@@ -115,6 +115,30 @@ var SlowClientsMeasured = []Verdict{
 		Text: "Uvicorn alone keeps /fast protected under 2 slow uploads: receive() awaits the body in the event loop"},
 }
 
+// AppKilled holds when the OOM killer ended the app at its memory limit
+// in every sound run of condition id (a column that may exhaust a
+// server, whose killed runs are sound). The measured value is the share
+// of sound runs killed.
+func AppKilled(id string) Check { return appKilledCheck{id} }
+
+type appKilledCheck struct{ id string }
+
+func (c appKilledCheck) Needs() []string { return []string{c.id} }
+
+func (c appKilledCheck) Eval(d Data) (Outcome, error) {
+	s, ok := d.Conditions[c.id]
+	switch {
+	case !ok:
+		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
+	case s.RunsSound == 0:
+		return Outcome{}, fmt.Errorf("%s: no sound run", c.id)
+	}
+	killed := slices.Contains(s.OOMKilled, "app")
+	return Outcome{Measured: float64(s.RunsOOM) / float64(s.RunsSound),
+		Threshold: fmt.Sprintf("the app OOM-killed in every sound run (%d of %d killed)", s.RunsOOM, s.RunsSound),
+		Holds:     killed && s.RunsOOM == s.RunsSound}, nil
+}
+
 // ProxyExhausted holds when, in every sound run of condition id, the
 // front door was killed at its memory limit or filled its temp
 // directory, spilling spillMiB or more. The measured value is the least
