@@ -120,6 +120,10 @@ var CellRules = []CellRule{
 	{Column: slowTLS, Expect: ExpectNoStall,
 		Why: "NGINX runs the handshake itself and connects upstream only once a request is whole: the server never sees the slow client; /fast pays a handshake on NGINX's 0.20 core " +
 			"(p95 3.1 to 6.0 ms over 3 runs of every row, with buffering off as on, against the stall line of 1 s)"},
+	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
+		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
+			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.4 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
+			"/fast ran 69 to 205 ms at p95 beside it"},
 	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
 			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)"},
@@ -131,10 +135,6 @@ var CellRules = []CellRule{
 	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
 			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)"},
-	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
-		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
-			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.4 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
-			"/fast ran 69 to 205 ms at p95 beside it"},
 	{Column: h2ManyStreams, Paths: []string{directH2}, Expect: ExpectAppKilled,
 		Why: "one connection of Hypercorn's 100 streams (h2_max_concurrent_streams), a window of 0, took Hypercorn to its 128 MiB limit and the OOM killer in each of 3 runs, " +
 			"every stream reset with it; /fast ran 1.3 to 4.8 s at p95 meanwhile"},

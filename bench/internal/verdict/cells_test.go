@@ -19,6 +19,15 @@ func TestRuleFor(t *testing.T) {
 	assert.Equal(t, ExpectProtected, r.Expect)
 	_, ok = RuleFor("slow-read", syncRow, direct)
 	assert.False(t, ok, "the slow readers have their own verdicts")
+	// A server's own HTTP/2 has rules of its own, before every row's.
+	r, _ = RuleFor(h2SlowRead, hypercornRow, directH2)
+	assert.Equal(t, ExpectUnbounded, r.Expect)
+	r, _ = RuleFor(h2ManyStreams, hypercornRow, directH2)
+	assert.Equal(t, ExpectAppKilled, r.Expect)
+	r, _ = RuleFor(h2ManyStreams, hypercornRow, nginxH2Off)
+	assert.Equal(t, ExpectUnprotected, r.Expect)
+	r, _ = RuleFor(h2SlowRead, hypercornRow, nginxH2Off)
+	assert.Equal(t, ExpectNoStall, r.Expect)
 }
 
 // Each expectation's check catches the opposite outcome.
@@ -39,6 +48,8 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 		{ExpectExhausted, spilled(0, 1, []string{"proxy"}), spilled(79.8, 1, []string{"app"})},
 		{ExpectBounded, grown(2.7), grown(31.5)},
 		{ExpectUnbounded, grown(31.5), grown(2.7)},
+		{ExpectAppKilled, spilled(0, 1, []string{"app"}), spilled(79.8, 0, nil)},
+		{ExpectAppKilled, killedIn(3, 3), killedIn(2, 3)},
 	} {
 		v := CellVerdict(CellRule{Column: silent, Expect: tc.expect, Why: "x"}, syncRow, direct, "c")
 		o, err := v.Check.Eval(data(tc.hold))
@@ -60,6 +71,12 @@ func spilled(mib float64, oom int, killed []string) report.Condition {
 		c.TempfilePeakMiBSoundLeast = &mib
 	}
 	return c
+}
+
+// killedIn is a cell whose app the OOM killer ended in oom of its sound
+// runs.
+func killedIn(oom, sound int) report.Condition {
+	return report.Condition{ID: "c", Downloads: 1, RunsSound: sound, RunsTotal: sound, RunsOOM: oom, OOMKilled: []string{"app"}}
 }
 
 // grown is a cell whose app grew mib over its window.
