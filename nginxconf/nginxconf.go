@@ -252,8 +252,8 @@ func (c Config) Validate() error {
 	if c.ListenBacklog < 0 || c.ListenBacklog > 65535 {
 		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
 	}
-	if c.WebSocketPath != "" && !wsPath.MatchString(c.WebSocketPath) {
-		return fmt.Errorf("nginxconf: WebSocketPath %q must be an absolute path of letters, digits and ._~/- only, without its query", c.WebSocketPath)
+	if c.WebSocketPath != "" && (!wsPath.MatchString(c.WebSocketPath) || strings.Contains(c.WebSocketPath, "//") || strings.Contains(c.WebSocketPath+"/", "/./") || strings.Contains(c.WebSocketPath+"/", "/../")) {
+		return fmt.Errorf("nginxconf: WebSocketPath %q must be an absolute path of letters, digits and ._~/- only, as NGINX matches it (no //, . or .. segment), without its query", c.WebSocketPath)
 	}
 	if c.WebSocketPath != "" && (c.CustomServers() || c.CustomHTTP()) {
 		return fmt.Errorf("nginxconf: WebSocketPath adds a location to the lab's server, which a custom server or http block replaces: want location blocks inside the lab's server")

@@ -204,7 +204,7 @@ func TestRenderWebSocket(t *testing.T) {
 	conf, err = New(WithWebSocket("/api/v1/feed")).Render()
 	require.NoError(t, err)
 	assert.Contains(t, conf, "location = /api/v1/feed {")
-	for _, bad := range []string{"ws", "/feed?x=1", "/feed { return 200; } location /x", "/feed;", "/a b", `/"q"`} {
+	for _, bad := range []string{"ws", "/feed?x=1", "/feed { return 200; } location /x", "/feed;", "/a b", `/"q"`, "//feed", "/a/../feed", "/./feed", "/feed/.."} {
 		_, err = New(WithWebSocket(bad)).Render()
 		assert.ErrorContains(t, err, "WebSocketPath", bad)
 	}

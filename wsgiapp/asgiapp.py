@@ -137,19 +137,23 @@ async def app(scope, receive, send):
 
     watcher = asyncio.ensure_future(watch())
     full, rest = divmod(size, len(BLOCK))
-    clock, sent = writelog.Clock(), 0
+    clock, sent, cut = writelog.Clock(), 0, True
     try:
         for _ in range(full):
             if gone.is_set():
                 break
             await send({"type": "http.response.body", "body": BLOCK, "more_body": True})
             sent += len(BLOCK)
-        if not gone.is_set():
-            await send({"type": "http.response.body", "body": BLOCK[:rest], "more_body": False})
-            sent += rest
+        else:
+            if rest and not gone.is_set():
+                await send({"type": "http.response.body", "body": BLOCK[:rest], "more_body": True})
+                sent += rest
+            # Whole when no disconnect came by the last byte's send;
+            # the empty end comes after, since Hypercorn tells its app of
+            # the disconnect as the response's end is sent.
+            cut = gone.is_set()
+            if not cut:
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
     finally:
         watcher.cancel()
-        # Every send began before any disconnect came: whole. (Hypercorn
-        # tells its app of the disconnect as the last send ends, a
-        # response's end, not the client's going.)
-        writelog.record(request_id, clock, sent, size, sent == size, "asgi")
+        writelog.record(request_id, clock, sent, size, sent == size and not cut, "asgi")

@@ -343,9 +343,11 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: H2Streams %d: want 1 to %d streams a connection", c.ID, c.H2Streams, load.MaxH2Streams)
 	case c.SlowKind == load.KindWS && c.Downloads > 0 && (c.BodyBytes%load.DefaultWSMessageSize != 0 || c.BodyBytes/load.DefaultWSMessageSize > load.MaxWSMessages):
 		return fmt.Errorf("engine: condition %s: BodyBytes %d for WebSocket consumers: want whole messages of %d bytes, at most %d of them", c.ID, c.BodyBytes, load.DefaultWSMessageSize, load.MaxWSMessages)
+	case c.Downloads > 0 && c.SlowKind == load.KindWSFeed && (c.Target == nil || c.Target.WSPath == ""):
+		return fmt.Errorf("engine: condition %s: consumers of a team's feed (%s) need Target.WSPath", c.ID, load.KindWSFeed)
 	case c.Downloads > 0 && c.ws() && c.Path.Proxy != nil && c.Path.Proxy.Nginx == nil:
 		return fmt.Errorf("engine: condition %s: WebSocket consumers on path %s, behind %s: want direct, or NGINX with its WebSocket location (nginxconf.WithWebSocket)", c.ID, c.Path.ID, c.Path.Proxy.Kind)
-	case c.Downloads > 0 && c.ws() && c.Path.Proxy != nil && c.Path.Proxy.Nginx.Custom == "" && c.Path.Proxy.Nginx.WebSocketPath != c.wsLocation():
+	case c.Downloads > 0 && c.ws() && c.Path.Proxy != nil && c.Path.Proxy.Nginx != nil && c.Path.Proxy.Nginx.Custom == "" && c.Path.Proxy.Nginx.WebSocketPath != c.wsLocation():
 		// A team's own config passes the Upgrade on itself, or its
 		// stack check's WebSocket check says it does not.
 		return fmt.Errorf("engine: condition %s: WebSocket consumers of %s on path %s, whose NGINX does not pass the Upgrade on there: want direct, or NGINX with its WebSocket location at %s (nginxconf.WithWebSocket)", c.ID, c.wsLocation(), c.Path.ID, c.wsLocation())

@@ -357,6 +357,9 @@ requires: {ws_slow_consumers: 2}
 			conf, err := sc.Path.Proxy.Render()
 			require.NoError(t, err)
 			assert.Contains(t, conf, "location = /feed {")
+			noTarget := c
+			noTarget.Target = nil
+			assert.ErrorContains(t, noTarget.Validate(), "need Target.WSPath")
 			c.Path = NginxOn
 			assert.ErrorContains(t, c.Validate(), "does not pass the Upgrade on there")
 		})

@@ -78,7 +78,7 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 		Expected: int64(spec.WSMessages) * int64(spec.WSMessageSize), Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
-	conn, pc, sent := dialWS(ctx, spec, id, runStart, &d)
+	conn, pc, sent := dialWS(ctx, spec, id, runStart, spec.DownloadTimeout, &d)
 	if conn == nil {
 		return d
 	}
@@ -138,22 +138,25 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 
 // dialWS opens spec's WebSocket (WSURL) for the consumer id, its reads
 // paced at DownloadRate through a ReceiveBuffer SO_RCVBUF, and records
-// the handshake in d: its status, and its failure named (nil conn);
-// pc's read marks count from runStart. sent
-// is when the connection was open and the handshake sent.
-func dialWS(ctx context.Context, spec Spec, id string, runStart time.Time, d *Download) (conn *websocket.Conn, pc *pacedConn, sent time.Time) {
+// the handshake in d: its connect time, its status (101 only once the
+// handshake passed the client's checks), and its failure named (nil
+// conn); pc's read marks count from runStart. sent is when the
+// connection was open and the handshake sent. The handshake has
+// handshakeWait.
+func dialWS(ctx context.Context, spec Spec, id string, runStart time.Time, handshakeWait time.Duration, d *Download) (conn *websocket.Conn, pc *pacedConn, sent time.Time) {
 	dialer := websocket.Dialer{
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			began := time.Now()
 			c, err := bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
-			d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
 			sent = time.Now()
+			d.Connect, d.ReceiveBufferGranted, d.LocalPort = sent.Sub(began), receiveBuffer(c), localPort(c)
 			pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
 			return pc, nil
 		},
-		HandshakeTimeout: spec.DownloadTimeout,
+		HandshakeTimeout: handshakeWait,
 		ReadBufferSize:   spec.ReadSize,
 	}
 	if spec.tlsConf != nil {
@@ -171,6 +174,8 @@ func dialWS(ctx context.Context, spec Spec, id string, runStart time.Time, d *Do
 	case errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols:
 		d.Error = fmt.Sprintf("websocket: %s answered %d, not 101 Switching Protocols: its path does not take WebSockets", spec.WSURL, resp.StatusCode)
 	case errors.Is(err, websocket.ErrBadHandshake):
+		// A 101 the client refused opened nothing: no status to serve by.
+		d.Status = 0
 		d.Error = fmt.Sprintf("websocket: %s answered 101, but its handshake failed the client's checks (Upgrade, Connection, Sec-WebSocket-Accept)", spec.WSURL)
 	case pc == nil:
 		d.Error = fmt.Sprintf("connect: %v", err)

@@ -46,7 +46,8 @@ func (s Spec) validateWSFeed() error {
 // wsFeed runs one slow consumer of a team's feed named id.
 func wsFeed(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: KindWSFeed, WantStatus: http.StatusSwitchingProtocols, Start: time.Since(runStart)}
-	conn, pc, began := dialWS(ctx, spec, id, runStart, &d)
+	// The handshake has the hold, as a held connection's connect does.
+	conn, pc, began := dialWS(ctx, spec, id, runStart, min(spec.HoldFor, spec.DownloadTimeout), &d)
 	if conn == nil {
 		return d
 	}
@@ -88,6 +89,7 @@ func wsFeed(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 	if pc.started {
 		d.FirstByte, d.FirstByteAt, d.Reads = pc.t0.Sub(began), pc.t0.Sub(runStart), pc.marks
 	}
+	var ce *websocket.CloseError
 	switch {
 	case ctx.Err() != nil:
 		d.Error = ctx.Err().Error()
@@ -96,8 +98,14 @@ func wsFeed(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 		if !websocket.IsCloseError(err, websocket.CloseNormalClosure, websocket.CloseGoingAway) {
 			d.Error = "websocket: " + strings.TrimPrefix(err.Error(), "websocket: ")
 		}
+	case errors.As(err, &ce) && ce.Code != websocket.CloseNormalClosure:
+		// The drain came to a close other than the answer to the
+		// consumer's: the feed dropped it (1011, a reset), its close
+		// waiting behind what the consumer had not read yet.
+		d.Error = "websocket: the feed ended the connection: " + strings.TrimPrefix(err.Error(), "websocket: ")
 	default:
-		// Open to the hold's end, whatever came of the close.
+		// Open to the hold's end: the feed answered the close, or
+		// sent nothing more within wsFeedGrace.
 		d.Held, d.Completion = true, spec.HoldFor
 	}
 	return d
@@ -132,10 +140,10 @@ func Handshake(ctx context.Context, u string, tlsConf *tls.Config) (int, error) 
 		closeAnswered(conn)
 		return resp.StatusCode, nil
 	}
-	if errors.Is(err, websocket.ErrBadHandshake) && resp != nil {
+	if errors.Is(err, websocket.ErrBadHandshake) && resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
 		return resp.StatusCode, nil
 	}
-	return 0, err
+	return 0, err // a 101 that failed the client's checks opened nothing
 }
 
 // closeAnswered closes conn normally (1000) and reads on, discarding,

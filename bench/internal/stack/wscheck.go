@@ -30,6 +30,9 @@ func (p *Pod) WSCheck(path string) error {
 		Error  string `json:"error"`
 	}
 	if json.Unmarshal(out, &res) != nil || res.Status == 0 {
+		if res.Error != "" {
+			return fmt.Errorf("the WebSocket Upgrade at %s got no answer: %s", u, res.Error)
+		}
 		return fmt.Errorf("the WebSocket Upgrade at %s got no answer: %w", u, err)
 	}
 	return fmt.Errorf("%s answered the WebSocket Upgrade with %d %s, not 101 Switching Protocols: the path does not take WebSockets there",

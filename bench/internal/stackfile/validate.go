@@ -415,8 +415,20 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 		bad("paths.upload", "missing", "an upload path when requires.slow_uploads is above 0")
 	}
 	if ps.WS != nil {
-		if !wsPathRe.MatchString(ps.WS.Path) {
+		loc, _, _ := strings.Cut(ps.WS.Path, "?")
+		others := []string{ps.Fast.Path}
+		for _, p := range []*Path{ps.Large, ps.Upload} {
+			if p != nil {
+				others = append(others, p.Path)
+			}
+		}
+		switch {
+		case !wsPathRe.MatchString(ps.WS.Path):
 			bad("paths.ws.path", ps.WS.Path, `an absolute path of letters, digits and "._~/-", with a query of those and "=&%+" if any (it becomes an NGINX location)`)
+		case !cleanPath(loc):
+			bad("paths.ws.path", ps.WS.Path, `a path as NGINX matches it: no "//", and no "." or ".." segment`)
+		case slices.ContainsFunc(others, func(o string) bool { p, _, _ := strings.Cut(o, "?"); return p == loc }):
+			bad("paths.ws.path", ps.WS.Path, "a path of its own, not the fast, large or upload path's: behind NGINX it gets a location of its own, which passes the Upgrade on and would take those requests from the lab's")
 		}
 		if ps.WS.Status != 0 || ps.WS.Bytes != 0 {
 			bad("paths.ws", fmt.Sprintf("status %d, bytes %d", ps.WS.Status, ps.WS.Bytes), "a path only: a WebSocket answers 101, and a feed has no length")
@@ -424,6 +436,18 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 	} else if r.WSSlowConsumers > 0 {
 		bad("paths.ws", "missing", "a WebSocket path (path) when requires.ws_slow_consumers is above 0")
 	}
+}
+
+// cleanPath is whether p is as NGINX matches a location: no empty, "."
+// or ".." segment (NGINX normalises those away before it matches).
+func cleanPath(p string) bool {
+	segs := strings.Split(p, "/")[1:]
+	for i, s := range segs {
+		if s == "." || s == ".." || (s == "" && i < len(segs)-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // appMemoryMiB is the app container's memory limit: the file's, or

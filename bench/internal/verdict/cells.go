@@ -122,7 +122,7 @@ var CellRules = []CellRule{
 			"(p95 3.1 to 6.0 ms over 3 runs of every row, with buffering off as on, against the stall line of 1 s)"},
 	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
 		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
-			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.4 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
+			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.3 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
 			"/fast ran 69 to 205 ms at p95 beside it"},
 	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +

@@ -115,6 +115,19 @@ var SlowClientsMeasured = []Verdict{
 		Text: "Uvicorn alone keeps /fast protected under 2 slow uploads: receive() awaits the body in the event loop"},
 }
 
+// soundSummary is condition id's summary, an error when it has none or
+// no sound run.
+func soundSummary(d Data, id string) (report.Condition, error) {
+	s, ok := d.Conditions[id]
+	switch {
+	case !ok:
+		return s, fmt.Errorf("%s: no summary", id)
+	case s.RunsSound == 0:
+		return s, fmt.Errorf("%s: no sound run", id)
+	}
+	return s, nil
+}
+
 // AppKilled holds when the OOM killer ended the app at its memory limit
 // in every sound run of condition id (a column that may exhaust a
 // server, whose killed runs are sound). The measured value is the share
@@ -126,14 +139,12 @@ type appKilledCheck struct{ id string }
 func (c appKilledCheck) Needs() []string { return []string{c.id} }
 
 func (c appKilledCheck) Eval(d Data) (Outcome, error) {
-	s, ok := d.Conditions[c.id]
-	switch {
-	case !ok:
-		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
-	case s.RunsSound == 0:
-		return Outcome{}, fmt.Errorf("%s: no sound run", c.id)
+	s, err := soundSummary(d, c.id)
+	if err != nil {
+		return Outcome{}, err
 	}
-	killed := slices.Contains(s.OOMKilled, "app")
+	// A kill of the proxy too would make RunsOOM count more than the app's.
+	killed := slices.Contains(s.OOMKilled, "app") && !slices.Contains(s.OOMKilled, "proxy")
 	return Outcome{Measured: float64(s.RunsOOM) / float64(s.RunsSound),
 		Threshold: fmt.Sprintf("the app OOM-killed in every sound run (%d of %d killed)", s.RunsOOM, s.RunsSound),
 		Holds:     killed && s.RunsOOM == s.RunsSound}, nil
@@ -153,12 +164,9 @@ type exhaustedCheck struct {
 func (c exhaustedCheck) Needs() []string { return []string{c.id} }
 
 func (c exhaustedCheck) Eval(d Data) (Outcome, error) {
-	s, ok := d.Conditions[c.id]
-	switch {
-	case !ok:
-		return Outcome{}, fmt.Errorf("%s: no summary", c.id)
-	case s.RunsSound == 0:
-		return Outcome{}, fmt.Errorf("%s: no sound run", c.id)
+	s, err := soundSummary(d, c.id)
+	if err != nil {
+		return Outcome{}, err
 	}
 	killed := slices.Contains(s.OOMKilled, "proxy")
 	threshold := fmt.Sprintf(">= %g MiB spilled, or the proxy OOM-killed, in every sound run (%d of %d killed)", c.spillMiB, s.RunsOOM, s.RunsSound)
