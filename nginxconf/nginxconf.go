@@ -252,7 +252,7 @@ func (c Config) Validate() error {
 	if c.ListenBacklog < 0 || c.ListenBacklog > 65535 {
 		return fmt.Errorf("nginxconf: ListenBacklog %d must be 0 (NGINX's 511) to 65535", c.ListenBacklog)
 	}
-	if c.WebSocketPath != "" && (!wsPath.MatchString(c.WebSocketPath) || strings.Contains(c.WebSocketPath, "//") || strings.Contains(c.WebSocketPath+"/", "/./") || strings.Contains(c.WebSocketPath+"/", "/../")) {
+	if c.WebSocketPath != "" && (!wsPath.MatchString(c.WebSocketPath) || !MatchedAsWritten(c.WebSocketPath)) {
 		return fmt.Errorf("nginxconf: WebSocketPath %q must be an absolute path of letters, digits and ._~/- only, as NGINX matches it (no //, . or .. segment), without its query", c.WebSocketPath)
 	}
 	if c.WebSocketPath != "" && (c.CustomServers() || c.CustomHTTP()) {
@@ -267,6 +267,19 @@ func (c Config) Validate() error {
 		}
 	}
 	return nil
+}
+
+// MatchedAsWritten is whether NGINX matches a location of absolute path
+// p as written: no empty, "." or ".." segment, which NGINX normalises
+// away from a request's path before it matches (a trailing "/" stays).
+func MatchedAsWritten(p string) bool {
+	segs := strings.Split(p, "/")[1:]
+	for i, s := range segs {
+		if s == "." || s == ".." || (s == "" && i < len(segs)-1) {
+			return false
+		}
+	}
+	return true
 }
 
 // wsPath is what a WebSocket location's path may hold: nothing NGINX's

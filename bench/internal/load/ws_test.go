@@ -30,7 +30,10 @@ type wsPusher struct {
 	query  string
 }
 
-func (p *wsPusher) serve(t *testing.T) string {
+// wsServer is a WebSocket server for a test: each connection it
+// upgrades, its SO_SNDBUF set to sndbuf (0: the kernel's own), goes to
+// serve with its request, and is closed once serve returns.
+func wsServer(t *testing.T, sndbuf int, serve func(c *websocket.Conn, r *http.Request)) string {
 	up := websocket.Upgrader{WriteBufferSize: 4096}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := up.Upgrade(w, r, nil)
@@ -38,12 +41,20 @@ func (p *wsPusher) serve(t *testing.T) string {
 			return
 		}
 		defer c.Close()
+		if sndbuf > 0 {
+			require.NoError(t, c.NetConn().(*net.TCPConn).SetWriteBuffer(sndbuf))
+		}
+		serve(c, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+func (p *wsPusher) serve(t *testing.T) string {
+	return wsServer(t, p.sndbuf, func(c *websocket.Conn, r *http.Request) {
 		p.mu.Lock()
 		p.query = r.URL.RawQuery
 		p.mu.Unlock()
-		if tc, ok := c.NetConn().(*net.TCPConn); ok && p.sndbuf > 0 {
-			require.NoError(t, tc.SetWriteBuffer(p.sndbuf))
-		}
 		msg := make([]byte, p.size)
 		for _, seq := range p.seqs {
 			binary.BigEndian.PutUint64(msg, seq)
@@ -61,9 +72,7 @@ func (p *wsPusher) serve(t *testing.T) string {
 				return
 			}
 		}
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
+	})
 }
 
 // wsSpec is one slow consumer of count messages of size bytes at base.

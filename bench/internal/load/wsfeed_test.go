@@ -3,7 +3,6 @@ package load
 import (
 	"context"
 	"errors"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -25,14 +24,7 @@ import (
 // were written, -1 when the consumer reset the connection first.
 func feed(t *testing.T, count, size, backlog int) (base string, closed <-chan int) {
 	ch := make(chan int, 1)
-	up := websocket.Upgrader{WriteBufferSize: 4096}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		require.NoError(t, c.NetConn().(*net.TCPConn).SetWriteBuffer(16<<10))
+	base = wsServer(t, 16<<10, func(c *websocket.Conn, _ *http.Request) {
 		msg := make([]byte, size)
 		var mu sync.Mutex // one writer at a time: the pusher, or the close
 		stopped := false
@@ -70,9 +62,8 @@ func feed(t *testing.T, count, size, backlog int) (base string, closed <-chan in
 		c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseNormalClosure, ""), time.Now().Add(time.Second))
 		mu.Unlock()
 		time.Sleep(time.Second)
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL, ch
+	})
+	return base, ch
 }
 
 // feedSpec is one slow consumer of the feed at base, held for hold.
@@ -200,14 +191,7 @@ func TestHandshake(t *testing.T) {
 // (1011) behind 3 MiB the consumer has not read yet is seen only in the
 // drain after the hold: an error, never held.
 func TestWSFeedDroppedBehindItsBacklog(t *testing.T) {
-	up := websocket.Upgrader{WriteBufferSize: 4096}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c, err := up.Upgrade(w, r, nil)
-		if err != nil {
-			return
-		}
-		defer c.Close()
-		require.NoError(t, c.NetConn().(*net.TCPConn).SetWriteBuffer(4<<20))
+	base := wsServer(t, 4<<20, func(c *websocket.Conn, _ *http.Request) {
 		msg := make([]byte, 64<<10)
 		for range 48 { // 3 MiB, into the socket's buffer
 			if c.WriteMessage(websocket.BinaryMessage, msg) != nil {
@@ -216,9 +200,8 @@ func TestWSFeedDroppedBehindItsBacklog(t *testing.T) {
 		}
 		c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseInternalServerErr, "gone"), time.Now().Add(time.Second))
 		time.Sleep(3 * time.Second)
-	}))
-	t.Cleanup(srv.Close)
-	res, err := Run(context.Background(), feedSpec(srv.URL, 1<<20, time.Second))
+	})
+	res, err := Run(context.Background(), feedSpec(base, 1<<20, time.Second))
 	require.NoError(t, err)
 	d := res.Downloads[0]
 	assert.False(t, d.Held)

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"wsgilab/bench/internal/proxy"
+	"wsgilab/nginxconf"
 )
 
 // Bounds of a stack file's fields.
@@ -425,7 +426,7 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 		switch {
 		case !wsPathRe.MatchString(ps.WS.Path):
 			bad("paths.ws.path", ps.WS.Path, `an absolute path of letters, digits and "._~/-", with a query of those and "=&%+" if any (it becomes an NGINX location)`)
-		case !cleanPath(loc):
+		case !nginxconf.MatchedAsWritten(loc):
 			bad("paths.ws.path", ps.WS.Path, `a path as NGINX matches it: no "//", and no "." or ".." segment`)
 		case slices.ContainsFunc(others, func(o string) bool { p, _, _ := strings.Cut(o, "?"); return p == loc }):
 			bad("paths.ws.path", ps.WS.Path, "a path of its own, not the fast, large or upload path's: behind NGINX it gets a location of its own, which passes the Upgrade on and would take those requests from the lab's")
@@ -436,18 +437,6 @@ func (ps Paths) validate(r Requires, bad func(string, any, string)) {
 	} else if r.WSSlowConsumers > 0 {
 		bad("paths.ws", "missing", "a WebSocket path (path) when requires.ws_slow_consumers is above 0")
 	}
-}
-
-// cleanPath is whether p is as NGINX matches a location: no empty, "."
-// or ".." segment (NGINX normalises those away before it matches).
-func cleanPath(p string) bool {
-	segs := strings.Split(p, "/")[1:]
-	for i, s := range segs {
-		if s == "." || s == ".." || (s == "" && i < len(segs)-1) {
-			return false
-		}
-	}
-	return true
 }
 
 // appMemoryMiB is the app container's memory limit: the file's, or
