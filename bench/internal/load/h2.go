@@ -106,7 +106,7 @@ type h2Event struct {
 
 // h2Client runs one HTTP/2 slow client of spec's kind; id names its
 // streams' records.
-func h2Client(ctx context.Context, spec Spec, id string, runStart time.Time) []Download {
+func h2Client(ctx context.Context, spec *Spec, id string, runStart time.Time) []Download {
 	hold := spec.SlowKind == KindH2Streams
 	ds := make([]Download, spec.H2Streams)
 	began := time.Now()
@@ -376,7 +376,7 @@ func takeH2(fr *http2.Framer, streams map[uint32]*h2Stream, ev h2Event, runStart
 // window) at a time; a stream whose END_STREAM came and whose bytes are
 // all read is complete. It returns the next moment a stream may read a
 // step on, or zero when every stream waits for the server.
-func paceH2(fr *http2.Framer, streams map[uint32]*h2Stream, spec Spec, now time.Time, runStart time.Time, remaining *int) (time.Time, error) {
+func paceH2(fr *http2.Framer, streams map[uint32]*h2Stream, spec *Spec, now time.Time, runStart time.Time, remaining *int) (time.Time, error) {
 	step := min(int64(spec.ReadSize), int64(spec.ReceiveBuffer))
 	var toConn int64
 	var next time.Time

@@ -129,6 +129,13 @@ type Spec struct {
 	FastOffset time.Duration `json:"fast_offset_ns"`
 	// FastTimeout bounds one /fast request.
 	FastTimeout time.Duration `json:"fast_timeout_ns"`
+	// FastH2 runs a second /fast series over HTTP/2 beside the HTTP/1.1
+	// one (fasth2.go): FastCount requests on the same schedule, each half
+	// an interval after its HTTP/1.1 twin, each over a new connection
+	// (TLS with ALPN h2 on an https FastURL, h2c by prior knowledge on an
+	// http one). Its records are Result.FastH2; StopOnLag follows the
+	// HTTP/1.1 series only.
+	FastH2 bool `json:"fast_h2,omitempty"`
 
 	// BaselineRequests, after the load, times that many raw exchanges
 	// with FastURL (connect, write the request, read to EOF; no HTTP
@@ -676,7 +683,9 @@ type Result struct {
 	StartUnixNano int64         `json:"start_unix_ns"`
 	Downloads     []Download    `json:"downloads"`
 	Fast          []FastRequest `json:"fast"`
-	Baseline      []FastRequest `json:"baseline,omitempty"`
+	// FastH2 is the HTTP/2 series' requests (Spec.FastH2), by Seq.
+	FastH2   []FastRequest `json:"fast_h2,omitempty"`
+	Baseline []FastRequest `json:"baseline,omitempty"`
 	// Stream is the event stream's reader's record, when the spec ran one.
 	Stream  *StreamResult `json:"stream,omitempty"`
 	Elapsed time.Duration `json:"elapsed_ns"`
@@ -734,6 +743,9 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	start := time.Now()
 	res := Result{Spec: spec, StartUnixNano: start.UnixNano(),
 		Downloads: make([]Download, spec.Downloads*spec.clientsRecords()), Fast: make([]FastRequest, spec.FastCount)}
+	if spec.FastH2 {
+		res.FastH2 = make([]FastRequest, spec.FastCount)
+	}
 	meter := startHiccups(spec.HiccupEvery, start)
 	var wg sync.WaitGroup
 	for k := range spec.Downloads {
@@ -746,7 +758,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 				time.Sleep(time.Until(start.Add(time.Duration(float64(k) / spec.ConnectRate * float64(time.Second)))))
 			}
 			n := spec.clientsRecords()
-			copy(res.Downloads[k*n:(k+1)*n], slowClient(ctx, spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start))
+			copy(res.Downloads[k*n:(k+1)*n], slowClient(ctx, &spec, fmt.Sprintf("%s-dl%d", spec.IDPrefix, k+1), start))
 		}()
 	}
 	if spec.Stream != nil {
@@ -770,7 +782,20 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 				res.Fast[k] = FastRequest{Seq: k, Scheduled: due.Sub(start), Error: NotSent}
 				return
 			}
-			res.Fast[k] = fastRequest(ctx, spec, k, start, due, watch)
+			res.Fast[k] = fastRequest(ctx, &spec, k, start, due, watch)
+		}()
+		if !spec.FastH2 {
+			continue
+		}
+		dueH2 := fastH2Due(fastStart, k, interval)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if !waitUntil(dueH2, done) {
+				res.FastH2[k] = FastRequest{Seq: k, Scheduled: dueH2.Sub(start), Error: NotSent}
+				return
+			}
+			res.FastH2[k] = fastH2Request(ctx, &spec, k, start, dueH2)
 		}()
 	}
 	wg.Wait()
@@ -780,7 +805,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 			break
 		}
 		time.Sleep(spec.BaselineGap)
-		res.Baseline = append(res.Baseline, rawExchange(ctx, spec, k))
+		res.Baseline = append(res.Baseline, rawExchange(ctx, &spec, k))
 	}
 	if watch != nil && ctx.Err() != nil {
 		res.Stopped = context.Cause(ctx).Error()
@@ -793,7 +818,7 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	return res, nil
 }
 
-func fastRequest(ctx context.Context, spec Spec, seq int, runStart, due time.Time, watch *lagWatch) FastRequest {
+func fastRequest(ctx context.Context, spec *Spec, seq int, runStart, due time.Time, watch *lagWatch) FastRequest {
 	began := watch.begin(seq, runStart, due)
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
@@ -826,7 +851,7 @@ func cutOnStop(ctx context.Context, conn net.Conn) (release func() bool) {
 var plainDialer = &net.Dialer{KeepAlive: -1}
 
 // rawExchange is the baseline: the least a client can do to get /fast.
-func rawExchange(ctx context.Context, spec Spec, seq int) FastRequest {
+func rawExchange(ctx context.Context, spec *Spec, seq int) FastRequest {
 	p := FastRequest{Seq: seq}
 	u, err := url.Parse(spec.FastURL)
 	if err != nil {
@@ -858,7 +883,7 @@ func rawExchange(ctx context.Context, spec Spec, seq int) FastRequest {
 	return p
 }
 
-func download(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func download(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Expected: spec.LargeSize, Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()

@@ -168,7 +168,7 @@ func checkURL(u string) error {
 
 // slowClient runs one slow client of spec's kind: its records, one but
 // for the HTTP/2 kinds' streams (Spec.clientsRecords).
-func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) []Download {
+func slowClient(ctx context.Context, spec *Spec, id string, runStart time.Time) []Download {
 	switch spec.SlowKind {
 	case KindH2Read, KindH2Streams:
 		return h2Client(ctx, spec, id, runStart)
@@ -177,7 +177,7 @@ func slowClient(ctx context.Context, spec Spec, id string, runStart time.Time) [
 }
 
 // slowConn runs one slow client of a kind that opens one connection.
-func slowConn(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func slowConn(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	switch spec.SlowKind {
 	case KindUpload:
 		return upload(ctx, spec, id, runStart)
@@ -208,7 +208,7 @@ func bufferDialer(opt, size int) *net.Dialer {
 // a write on an absolute schedule, then reads the answer. Bytes counts the
 // body bytes the kernel took; the upload is complete when all were taken
 // and the server answered 200.
-func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func upload(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: KindUpload, Expected: spec.UploadSize, WantStatus: spec.UploadStatus, Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
@@ -263,7 +263,7 @@ func upload(ctx context.Context, spec Spec, id string, runStart time.Time) Downl
 // server does meanwhile ends the hold early and is recorded: it answers
 // (Status), closes (EOF) or resets the connection. Bytes counts the bytes
 // sent.
-func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func hold(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
 	conn, u, began := dialHeld(ctx, spec, spec.FastURL, &d)
 	if conn == nil {
@@ -302,7 +302,7 @@ func hold(ctx context.Context, spec Spec, id string, runStart time.Time) Downloa
 // (Held), the server ends it (what its reader sent on ended) or a send
 // fails; then it closes conn. After a failed send, the server's answer,
 // close or reset, when it comes within 100 ms, is the better record.
-func (d *Download) holdSending(ctx context.Context, spec Spec, conn net.Conn, began time.Time, ended <-chan serverEnd, send func() error) {
+func (d *Download) holdSending(ctx context.Context, spec *Spec, conn net.Conn, began time.Time, ended <-chan serverEnd, send func() error) {
 	var end serverEnd
 	var sendErr error
 	deadline := time.NewTimer(spec.HoldFor)
@@ -367,7 +367,7 @@ func statusOf(line string) int {
 // client holds ten thousand of them: a single read waits for the
 // server's close, reset or answer, and its deadline is the hold's end.
 // For KindIdle, Status is the answer's and Bytes the request's length.
-func quiet(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func quiet(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: spec.SlowKind, Start: time.Since(runStart)}
 	conn, u, began := dialHeld(ctx, spec, spec.FastURL, &d)
 	if conn == nil {
@@ -433,7 +433,7 @@ func idleRequest(conn net.Conn, r *bufio.Reader, u *url.URL, d *Download) error 
 // TLS client's, TLSURL's) within HoldFor and records its port in d; it
 // returns the connection, the URL and when it opened, or no connection
 // and the failure in d.
-func dialHeld(ctx context.Context, spec Spec, rawURL string, d *Download) (net.Conn, *url.URL, time.Time) {
+func dialHeld(ctx context.Context, spec *Spec, rawURL string, d *Download) (net.Conn, *url.URL, time.Time) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		d.Error = err.Error()

@@ -71,7 +71,7 @@ func checkTLSURL(u string) error {
 // record (Status -1: an alert, or its ServerHello to a whole hello),
 // closes (EOF) or resets the connection. Bytes counts the hello's bytes
 // sent, Expected its length.
-func slowHello(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func slowHello(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: KindTLS, Start: time.Since(runStart)}
 	u, err := url.Parse(spec.TLSURL)
 	if err != nil {

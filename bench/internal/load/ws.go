@@ -73,7 +73,7 @@ func (s Spec) validateWS() error {
 }
 
 // wsConsumer runs one slow WebSocket consumer named id.
-func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func wsConsumer(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: KindWS, WantStatus: http.StatusSwitchingProtocols,
 		Expected: int64(spec.WSMessages) * int64(spec.WSMessageSize), Start: time.Since(runStart)}
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
@@ -143,7 +143,7 @@ func wsConsumer(ctx context.Context, spec Spec, id string, runStart time.Time) D
 // conn); pc's read marks count from runStart. sent is when the
 // connection was open and the handshake sent. The handshake has
 // handshakeWait.
-func dialWS(ctx context.Context, spec Spec, id string, runStart time.Time, handshakeWait time.Duration, d *Download) (conn *websocket.Conn, pc *pacedConn, sent time.Time) {
+func dialWS(ctx context.Context, spec *Spec, id string, runStart time.Time, handshakeWait time.Duration, d *Download) (conn *websocket.Conn, pc *pacedConn, sent time.Time) {
 	dialer := websocket.Dialer{
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			began := time.Now()

@@ -44,7 +44,7 @@ func (s Spec) validateWSFeed() error {
 }
 
 // wsFeed runs one slow consumer of a team's feed named id.
-func wsFeed(ctx context.Context, spec Spec, id string, runStart time.Time) Download {
+func wsFeed(ctx context.Context, spec *Spec, id string, runStart time.Time) Download {
 	d := Download{ID: id, Kind: KindWSFeed, WantStatus: http.StatusSwitchingProtocols, Start: time.Since(runStart)}
 	// The handshake has the hold, as a held connection's connect does.
 	conn, pc, began := dialWS(ctx, spec, id, runStart, min(spec.HoldFor, spec.DownloadTimeout), &d)

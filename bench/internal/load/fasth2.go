@@ -1,0 +1,88 @@
+package load
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"time"
+
+	"golang.org/x/net/http2"
+)
+
+// The /fast requester over HTTP/2 (Spec.FastH2): a second series beside
+// the HTTP/1.1 one, for a path whose entry point speaks HTTP/2. Each
+// request is a new connection carrying one stream, as each HTTP/1.1
+// request is a new connection: TLS with ALPN h2 on an https FastURL, h2c
+// by prior knowledge on an http one. So it pays what a new HTTP/2 client
+// pays (the handshake, the preface and both SETTINGS) and shares no
+// connection, no stream limit and no flow-control window with the slow
+// clients or with its own earlier requests.
+
+// h2Fast speaks HTTP/2 on the connections fastH2Request dials itself
+// (NewClientConn): it keeps no pool, and asks for no compression, so the
+// body's length is the server's.
+var h2Fast = &http2.Transport{DisableCompression: true}
+
+// fastH2Due is request k's slot in the HTTP/2 series: half an interval
+// after the HTTP/1.1 series' request k, so the two never start together.
+func fastH2Due(fastStart time.Time, k int, interval time.Duration) time.Time {
+	return fastStart.Add(time.Duration(k)*interval + interval/2)
+}
+
+// fastH2Request sends the HTTP/2 series' request seq at due. The lag
+// watch follows the HTTP/1.1 series only: this one's lag is recorded, not
+// judged.
+func fastH2Request(ctx context.Context, spec *Spec, seq int, runStart, due time.Time) FastRequest {
+	began := time.Now()
+	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
+	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
+	defer cancel()
+	status, n, err := h2Exchange(ctx, spec.FastURL, spec)
+	p.Latency = time.Since(began)
+	p.Status, p.Bytes = status, n
+	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
+		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)
+	}
+	if err != nil {
+		p.Error = err.Error()
+	}
+	return p
+}
+
+// h2Exchange GETs rawURL as the one stream of a new HTTP/2 connection
+// and reads the whole body; it returns the status and the body's length.
+// A server that does not speak HTTP/2 there fails at connect, by name
+// (dialH2).
+func h2Exchange(ctx context.Context, rawURL string, spec *Spec) (int, int64, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	conn, err := dialH2(ctx, u, plainDialer, spec.tlsConf)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer conn.Close()
+	defer cutOnStop(ctx, conn)()
+	cc, err := h2Fast.NewClientConn(conn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("connect: %w", err)
+	}
+	defer cc.Close()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		return 0, 0, err
+	}
+	resp, err := cc.RoundTrip(req)
+	if err != nil {
+		return 0, 0, fmt.Errorf("receive header: %w", err)
+	}
+	defer resp.Body.Close()
+	n, err := io.Copy(io.Discard, resp.Body)
+	if err != nil {
+		return resp.StatusCode, n, fmt.Errorf("receive body: %w", err)
+	}
+	return resp.StatusCode, n, nil
+}
