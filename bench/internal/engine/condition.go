@@ -469,6 +469,8 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 	if c.h2() {
 		s.H2Streams = c.H2Streams
 	}
+	// An entry point that speaks HTTP/2 is timed over both protocols.
+	s.FastH2 = c.Path.HTTP2
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests
 	}

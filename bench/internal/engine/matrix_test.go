@@ -69,8 +69,22 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	every := len(MatrixRows) - 3
 	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2
 	// Each WebSocket cell has a second verdict: every message came.
-	assert.Equal(t, newer-len(named)+5*2, rules, "one rule verdict for every other cell of the %d in the newer columns", newer)
+	// The HTTP/2 cells have companions (verdict.Companions), on the h2
+	// rows' every+1: behind buffering off, the 5 rows that send
+	// themselves hold every worker and stall /fast over HTTP/2 too under
+	// each column (2 each), the rest keep /fast over HTTP/2 under the
+	// stall line (1 each) but Hypercorn and gevent under many streams
+	// (neither side of it); behind buffering on, slow readers hold no
+	// worker and leave /fast over HTTP/2 under the line (2 each).
+	h2Rows := every + 1
+	companions := 2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows)) + 2*h2Rows + // h2-slow-read
+		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) // h2-many-streams
+	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
+
+// sendsItselfRows are the rows whose workers send their responses
+// themselves (verdict's sendsItself).
+var sendsItselfRows = []string{"gunicorn-sync-2", "gunicorn-gthread-1x4", "uwsgi-2-generator", "uwsgi-2-generator-offload-2", "uwsgi-2-file"}
 
 // Every condition a matrix verdict reads runs under full, as article A's
 // condition or the matrix's own; under ci, every one that
@@ -153,6 +167,7 @@ func TestSlowKindLoads(t *testing.T) {
 			spec.CAPEM = string(ca.CertPEM)
 		}
 		require.NoError(t, spec.Validate(), c.Condition.ID)
+		assert.Equal(t, strings.Contains(c.Path, "h2"), spec.FastH2, "%s: /fast over HTTP/2 too where the entry point speaks it", c.Condition.ID)
 		switch c.Column {
 		case SlowUpload.ID:
 			assert.Equal(t, base+"/upload", spec.UploadURL)

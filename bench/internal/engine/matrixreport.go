@@ -113,7 +113,8 @@ func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads 
 		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS, WorkerTimeouts: s.WorkerTimeouts,
 		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}, AcceptQueuePeak: s.AcceptQueuePeak,
 		AppThrottledShare: s.ThrottledShare["app"], ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB,
-		AppMemoryGrowthMiB: s.AppMemoryGrowthMiB}
+		AppMemoryGrowthMiB: s.AppMemoryGrowthMiB, P95MsH2: s.P95MsH2, P95MsH2Runs: s.P95MsH2Runs,
+		WorkersHeld: s.AppWorkersHeld, Workers: s.AppWorkers}
 	sound := map[int]bool{}
 	for _, r := range runs {
 		if r.Condition == s.ID && r.Sound {

@@ -93,6 +93,9 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			w := workers[pid]
 			w.Samples++
 			w.Sites[site[pid]]++
+			if st == probe.WaitSend || heldSite(site[pid]) {
+				w.HeldShare++
+			}
 			switch st {
 			case probe.WaitSend:
 				w.SendShare++
@@ -109,6 +112,13 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		if w.Samples > 0 {
 			n := float64(w.Samples)
 			w.SendShare, w.IdleShare, w.RunningShare, w.OtherShare = w.SendShare/n, w.IdleShare/n, w.RunningShare/n, w.OtherShare/n
+			w.HeldShare /= n
+			if w.Role == "app" {
+				o.AppWorkers++
+				if w.HeldShare >= WorkerHeldShare {
+					o.AppWorkersHeld++
+				}
+			}
 			for k := range w.Sites {
 				w.Sites[k] /= n
 			}
@@ -200,6 +210,28 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 	}
 	return o
 }
+
+// HeldSites are the wait sites, beside a blocking send, in which a
+// worker waits to write to its client: uWSGI writes without blocking and
+// waits in poll(2) for its socket to take more (reports/measurements.md,
+// "Where the workers wait"). Its idle workers wait in epoll_wait, as the
+// async servers' do, and Gunicorn's sync workers in pselect6. A site
+// matches as a prefix: a kernel may name its wait channel with the
+// compiler's suffix (poll_schedule_timeout.constprop.0).
+var HeldSites = []string{"poll/poll_schedule_timeout"}
+
+// heldSite is whether site is one of HeldSites, suffix or not.
+func heldSite(site string) bool {
+	return slices.ContainsFunc(HeldSites, func(h string) bool { return site == h || strings.HasPrefix(site, h+".") })
+}
+
+// WorkerHeldShare is the least HeldShare of a worker a client held: at
+// least a quarter of the load window spent waiting to write to it. A
+// held worker's share was 0.42 to 0.73 in article A's stalled cells (its
+// least, behind NGINX buffering off, whose buffers take the body's first
+// megabytes), a free one's 0 to 0.016 behind buffering on: 1.7 times
+// over the line, and 15 times under it.
+const WorkerHeldShare = 0.25
 
 // Site names where a thread waited: its syscall and its kernel wait
 // channel ("sendto/wait_woken", "epoll_wait/do_epoll_wait"), "running", or

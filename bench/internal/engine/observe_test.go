@@ -59,6 +59,9 @@ func TestObserve(t *testing.T) {
 	assert.InDelta(t, 0.75, o.Workers[0].SendShare, 1e-9)
 	assert.InDelta(t, 0.25, o.Workers[0].IdleShare, 1e-9)
 	assert.Equal(t, map[string]float64{"sendto/wait_woken": 1}, o.Workers[0].Sites, "the busiest thread's site, never the helper's")
+	assert.InDelta(t, 0.75, o.Workers[0].HeldShare, 1e-9, "its sends")
+	assert.Equal(t, 1, o.AppWorkers)
+	assert.Equal(t, 1, o.AppWorkersHeld)
 	assert.Equal(t, 3.0, o.TempfilePeakMiB, "the sample after the window is left out")
 	require.NotNil(t, o.AppSendQBusyShare)
 	assert.InDelta(t, 1.0, *o.AppSendQBusyShare, 1e-9, "samples up to the write end (0 and 50 ms) both held data")
@@ -233,4 +236,50 @@ func TestObserveClientHiccups(t *testing.T) {
 	require.NotNil(t, cs)
 	assert.True(t, cs.Metered)
 	assert.Zero(t, cs.Charged)
+}
+
+// TestWorkersHeld: a worker a client held waits to write to it, in a
+// blocking send or, as uWSGI writes, in poll(2) for its socket, for at
+// least WorkerHeldShare of the window's samples; a worker idle in its
+// accept loop (epoll_wait, Gunicorn sync's pselect6) or held under the
+// line is free, and the proxy's workers are not counted.
+func TestWorkersHeld(t *testing.T) {
+	const start = int64(1_000_000_000_000)
+	res := load.Result{StartUnixNano: start, Elapsed: time.Second}
+	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000}}
+	for pid := 11; pid <= 15; pid++ {
+		s.Processes = append(s.Processes, probe.ProcessInfo{Process: probe.Process{PID: pid, PPID: 10}, Role: "app", Worker: true})
+	}
+	s.Processes = append(s.Processes, probe.ProcessInfo{Process: probe.Process{PID: 21, PPID: 20}, Role: "proxy", Worker: true})
+	send := probe.Wait{State: probe.WaitSend, SyscallName: "sendto", Wchan: "wait_woken"}
+	poll := probe.Wait{State: probe.WaitIdle, SyscallName: "poll", Wchan: "poll_schedule_timeout.constprop.0"} // as this host's kernel names it
+	epoll := probe.Wait{State: probe.WaitIdle, SyscallName: "epoll_wait", Wchan: "do_epoll_wait"}
+	pselect := probe.Wait{State: probe.WaitIdle, SyscallName: "pselect6", Wchan: "poll_schedule_timeout"}
+	as := func(w probe.Wait, pid int) probe.Wait { w.PID, w.TID = pid, pid; return w }
+	for i := range 8 {
+		ws := []probe.Wait{as(epoll, 11), as(pselect, 12), as(send, 21)}
+		if i < 2 { // a quarter of the window: held, at the line
+			ws = append(ws, as(send, 13))
+		} else {
+			ws = append(ws, as(pselect, 13))
+		}
+		if i < 1 { // an eighth: under it
+			ws = append(ws, as(send, 14))
+		} else {
+			ws = append(ws, as(epoll, 14))
+		}
+		ws = append(ws, as(poll, 15)) // uWSGI waiting to write all along
+		s.Waits = append(s.Waits, probe.WaitSample{UnixNano: start + int64(i)*int64(100*time.Millisecond), Waits: ws})
+	}
+	o := Observe(s, res, nil)
+	held := map[int]float64{}
+	for _, w := range o.Workers {
+		held[w.PID] = w.HeldShare
+	}
+	assert.Equal(t, map[int]float64{11: 0, 12: 0, 13: 0.25, 14: 0.125, 15: 1, 21: 1}, held)
+	assert.Equal(t, 5, o.AppWorkers)
+	assert.Equal(t, 2, o.AppWorkersHeld, "13 at the line and uWSGI's 15; the proxy's 21 is not an app worker")
+	assert.True(t, heldSite("poll/poll_schedule_timeout"))
+	assert.False(t, heldSite("poll/poll_schedule_timeoutx"), "a prefix of the name, not of the suffix")
+	assert.False(t, heldSite("pselect6/poll_schedule_timeout.constprop.0"), "Gunicorn sync's idle wait")
 }

@@ -70,6 +70,23 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	if run.RequestsTotal == 0 {
 		problems = append(problems, "no /fast request was made")
 	}
+	if len(res.FastH2) > 0 {
+		var h2 stats.Latencies
+		run.RequestsTotalH2 = len(res.FastH2)
+		for _, p := range res.FastH2 {
+			h2.Add(p.Latency)
+			if p.OK(res.Spec) {
+				run.RequestsOKH2++
+			} else if len(failures) < 3 {
+				failures = append(failures, fmt.Sprintf("HTTP/2 request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
+			}
+			out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
+				ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
+				Status: p.Status, Bytes: p.Bytes, Error: p.Error, Proto: report.ProtoH2})
+		}
+		h2.Close()
+		run.P50MsH2, run.P95MsH2 = stats.Ms(h2.P50), stats.Ms(h2.P95)
+	}
 	if res.Stopped != "" {
 		problems = append(problems, "the load stopped early: "+res.Stopped)
 	}
@@ -151,6 +168,9 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		}
 		b.Close()
 		run.BaselineP50Ms, run.BaselineP95Ms = stats.Ms(b.P50), stats.Ms(b.P95)
+	}
+	if run.RequestsOKH2 < run.RequestsTotalH2 {
+		failures = append([]string{fmt.Sprintf("%d of %d /fast requests over HTTP/2 failed", run.RequestsTotalH2-run.RequestsOKH2, run.RequestsTotalH2)}, failures...)
 	}
 	if run.RequestsOK < run.RequestsTotal {
 		failures = append([]string{fmt.Sprintf("%d of %d /fast requests failed", run.RequestsTotal-run.RequestsOK, run.RequestsTotal)}, failures...)
@@ -275,6 +295,9 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		valid = append(valid, r)
 		s.RunsValid++
 		s.P95MsRuns = append(s.P95MsRuns, r.P95Ms)
+		if r.RequestsTotalH2 > 0 {
+			s.P95MsH2Runs = append(s.P95MsH2Runs, r.P95MsH2)
+		}
 		p50 = append(p50, r.P50Ms)
 		maxs = append(maxs, r.MaxMs)
 		s.LagMaxMs = max(s.LagMaxMs, r.LagMaxMs)
@@ -286,6 +309,9 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 	s.P95Ms = stats.Median(s.P95MsRuns)
 	s.P95MsSound = stats.Median(soundP95)
 	s.P95MsMin, s.P95MsMax = stats.Range(s.P95MsRuns)
+	if len(s.P95MsH2Runs) > 0 && len(s.P95MsH2Runs) == s.RunsValid {
+		s.P95MsH2 = report.Float(stats.Median(s.P95MsH2Runs))
+	}
 	s.P50Ms = stats.Median(p50)
 	s.MaxMs = stats.Median(maxs)
 	s.WriteS = stats.Median(writes)
@@ -303,7 +329,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
 	var appMem, appGrowth, clientCPU, appFDs, proxyFDs []float64
-	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept, held, seen []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
 	sites, siteSamples := map[string]float64{}, 0.0
@@ -316,6 +342,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 			peaks = append(peaks, o.TempfilePeakMiB)
 		}
 		accept = append(accept, float64(o.AcceptQueuePeak))
+		held, seen = append(held, float64(o.AppWorkersHeld)), append(seen, float64(o.AppWorkers))
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			cpu = append(cpu, app.CPUPercent)
 		}
@@ -424,6 +451,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	}
 	s.PathPeakBytes = all(path, stats.Median[float64])
 	s.AcceptQueuePeak = all(accept, stats.Median[float64])
+	s.AppWorkersHeld, s.AppWorkers = all(held, stats.Median[float64]), all(seen, stats.Median[float64])
 	s.WriteEndUnreadBytes, s.WriteEndUnreadMaxBytes = all(unread, stats.Median[float64]), all(unreadMax, stats.Median[float64])
 	if n > 0 && siteSamples > 0 {
 		s.AppWaitSites = []report.SiteShare{}

@@ -141,3 +141,44 @@ func TestSummarizeKeepsTheRecordsOfHTTP2Clients(t *testing.T) {
 	assert.Zero(t, s.Records, "left out where it is Downloads")
 	assert.Equal(t, 2, s.RecordsPerRun())
 }
+
+// TestSummarizeTheHTTP2Series: a run's HTTP/2 /fast series has its own
+// p95 and its own requests' rows; a request of it that failed makes the
+// run invalid as one of the HTTP/1.1 series does, and the condition's
+// HTTP/2 p95 is the median of its valid runs'. The held workers fold as
+// the other sampler figures.
+func TestSummarizeTheHTTP2Series(t *testing.T) {
+	rec := record(onCond)
+	for i := range 4 {
+		rec.Load.FastH2 = append(rec.Load.FastH2, load.FastRequest{Seq: i, Latency: time.Duration(10*(i+1)) * time.Millisecond, Status: 200, Bytes: 12})
+	}
+	rows := SummarizeRun(onCond, rec)
+	r := rows.Run
+	require.True(t, r.Valid, r.Invalid)
+	assert.InDelta(t, 4, r.P95Ms, 1e-9, "the HTTP/1.1 series' own")
+	assert.InDelta(t, 40, r.P95MsH2, 1e-9)
+	assert.Equal(t, 4, r.RequestsOKH2)
+	require.Len(t, rows.Requests, 8)
+	assert.Empty(t, rows.Requests[0].Proto)
+	assert.Equal(t, report.ProtoH2, rows.Requests[7].Proto)
+	assert.Equal(t, 1, r.Observed.AppWorkersHeld)
+
+	two := r
+	two.Run, two.P95MsH2 = 2, 60
+	c := SummarizeCondition(onCond, []report.Run{r, two}, report.ArticleValue{})
+	require.NotNil(t, c.P95MsH2)
+	assert.InDelta(t, 50, *c.P95MsH2, 1e-9)
+	assert.Equal(t, []float64{40, 60}, c.P95MsH2Runs)
+	require.NotNil(t, c.AppWorkersHeld)
+	assert.InDelta(t, 1, *c.AppWorkersHeld, 1e-9)
+	assert.InDelta(t, 1, *c.AppWorkers, 1e-9)
+
+	rec.Load.FastH2[1].Error = "connect: refused"
+	r = SummarizeRun(onCond, rec).Run
+	assert.False(t, r.Valid)
+	assert.Contains(t, r.Invalid, "1 of 4 /fast requests over HTTP/2 failed")
+	assert.Contains(t, r.Invalid, "HTTP/2 request 1: status 200, 12 bytes, connect: refused")
+
+	plain := SummarizeCondition(onCond, []report.Run{SummarizeRun(onCond, record(onCond)).Run}, report.ArticleValue{})
+	assert.Nil(t, plain.P95MsH2, "no HTTP/2 series, no figure")
+}

@@ -181,6 +181,12 @@ func cellView(c report.MatrixCell) matrixCellView {
 	if c.P95MsMin != c.P95MsMax {
 		v.Range += ": " + rangeText(c.P95MsMin, c.P95MsMax)
 	}
+	if c.P95MsH2 != nil {
+		v.P95 += "; over HTTP/2 " + num(*c.P95MsH2) + " ms"
+		if lo, hi := slices.Min(c.P95MsH2Runs), slices.Max(c.P95MsH2Runs); lo != hi {
+			v.P95 += " (" + rangeText(lo, hi) + ")"
+		}
+	}
 	v.Clients = strings.Join(outcomes, ", ")
 	if len(outcomes) > 0 {
 		v.Clients += ", " + seconds(c.SlowClientS) + " (max " + seconds(c.SlowClientSMax) + ")"
@@ -193,6 +199,10 @@ func cellView(c report.MatrixCell) matrixCellView {
 		waits = append(waits, w.Site+" "+pct(w.Share))
 	}
 	v.Waits = strings.Join(waits, ", ")
+	if c.WorkersHeld != nil && c.Workers != nil && *c.Workers > 0 {
+		held := fmt.Sprintf("workers held %s of %s", num(*c.WorkersHeld), num(*c.Workers))
+		v.Waits = strings.TrimSuffix(held+"; "+v.Waits, "; ")
+	}
 	if c.AcceptQueuePeak != nil && *c.AcceptQueuePeak > 0 {
 		v.Waits += fmt.Sprintf("; accept queue peak %s", num(*c.AcceptQueuePeak))
 	}

@@ -57,6 +57,14 @@ type Run struct {
 	LagMaxMs    float64 `json:"lag_max_ms"`
 	LagP99Ms    float64 `json:"lag_p99_ms"`
 	LagSecondMs float64 `json:"lag_second_ms"`
+	// P50MsH2 and P95MsH2 are the /fast latencies of the run's HTTP/2
+	// series (load.Spec.FastH2, on a path whose entry point speaks
+	// HTTP/2), RequestsOKH2 of RequestsTotalH2 its requests served; all 0
+	// without one. The HTTP/1.1 series above stays the verdicts' basis.
+	P50MsH2         float64 `json:"p50_ms_h2,omitempty"`
+	P95MsH2         float64 `json:"p95_ms_h2,omitempty"`
+	RequestsOKH2    int     `json:"requests_ok_h2,omitempty"`
+	RequestsTotalH2 int     `json:"requests_total_h2,omitempty"`
 	// WriteS and CompletionS are the medians over this run's downloads.
 	WriteS            float64 `json:"write_s"`
 	CompletionS       float64 `json:"completion_s"`
@@ -149,7 +157,13 @@ type Request struct {
 	Status      int     `json:"status"`
 	Bytes       int64   `json:"bytes"`
 	Error       string  `json:"error,omitempty"`
+	// Proto is "h2" for a request of the HTTP/2 series, empty for the
+	// HTTP/1.1 one's.
+	Proto string `json:"proto,omitempty"`
 }
+
+// ProtoH2 is Request.Proto of the HTTP/2 series.
+const ProtoH2 = "h2"
 
 // Download is one slow download: an element of downloads.json.
 type Download struct {
@@ -230,18 +244,23 @@ type Condition struct {
 	// P95MsSound is the median /fast p95 of the sound runs, whether or
 	// not their slow clients were served: /fast beside slow clients a
 	// limit cut short (the limits table).
-	P95MsSound        float64 `json:"p95_ms_sound"`
-	P95MsMin          float64 `json:"p95_ms_min"`
-	P95MsMax          float64 `json:"p95_ms_max"`
-	P50Ms             float64 `json:"p50_ms"`
-	MaxMs             float64 `json:"max_ms"`
-	WriteS            float64 `json:"write_s"`
-	CompletionS       float64 `json:"completion_s"`
-	LagMaxMs          float64 `json:"lag_max_ms"`
-	RequestsOK        int     `json:"requests_ok"`
-	RequestsTotal     int     `json:"requests_total"`
-	DownloadsComplete int     `json:"downloads_complete"`
-	DownloadsTotal    int     `json:"downloads_total"`
+	P95MsSound float64 `json:"p95_ms_sound"`
+	P95MsMin   float64 `json:"p95_ms_min"`
+	P95MsMax   float64 `json:"p95_ms_max"`
+	// P95MsH2 is the median of the valid runs' HTTP/2 /fast p95
+	// (Run.P95MsH2), P95MsH2Runs each one's; nil and empty without an
+	// HTTP/2 series.
+	P95MsH2           *float64  `json:"p95_ms_h2,omitempty"`
+	P95MsH2Runs       []float64 `json:"p95_ms_h2_runs,omitempty"`
+	P50Ms             float64   `json:"p50_ms"`
+	MaxMs             float64   `json:"max_ms"`
+	WriteS            float64   `json:"write_s"`
+	CompletionS       float64   `json:"completion_s"`
+	LagMaxMs          float64   `json:"lag_max_ms"`
+	RequestsOK        int       `json:"requests_ok"`
+	RequestsTotal     int       `json:"requests_total"`
+	DownloadsComplete int       `json:"downloads_complete"`
+	DownloadsTotal    int       `json:"downloads_total"`
 	// SlowOutcomes counts the slow clients of the sound runs by outcome;
 	// WorkerTimeouts the worker timeouts Gunicorn logged in them, and
 	// RunsWorkerTimeout the sound runs that logged at least one.
@@ -280,6 +299,11 @@ type Condition struct {
 	ThrottledShare            map[string]float64 `json:"throttled_share"`
 	AppWorkerSendShareMin     *float64           `json:"app_worker_send_share_min"`
 	AppWorkerSendShareMax     *float64           `json:"app_worker_send_share_max"`
+	// AppWorkersHeld and AppWorkers are the medians over valid runs of
+	// the app workers a client held and of those seen (Observed's): behind
+	// a proxy, the upstream workers its slow clients held.
+	AppWorkersHeld *float64 `json:"app_workers_held,omitempty"`
+	AppWorkers     *float64 `json:"app_workers,omitempty"`
 	// ProxyMemoryPeakMiB is the median over valid runs of the proxy
 	// container's memory peak (cgroup max usage), MiB; nil without a
 	// proxy, or when a valid run has no sample of it.

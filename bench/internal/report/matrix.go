@@ -178,6 +178,11 @@ type MatrixCell struct {
 	P95MsMax  float64   `json:"p95_ms_max"`
 	P95MsRuns []float64 `json:"p95_ms_runs"`
 	MaxMs     float64   `json:"max_ms"`
+	// P95MsH2 is the same median over /fast's HTTP/2 series, on a path
+	// whose entry point speaks HTTP/2 (nil elsewhere), P95MsH2Runs each
+	// valid run's; the class and the verdicts read the HTTP/1.1 series.
+	P95MsH2     *float64  `json:"p95_ms_h2,omitempty"`
+	P95MsH2Runs []float64 `json:"p95_ms_h2_runs,omitempty"`
 	// RequestsFailed of RequestsTotal /fast requests failed.
 	RequestsFailed int `json:"requests_failed"`
 	RequestsTotal  int `json:"requests_total"`
@@ -200,6 +205,13 @@ type MatrixCell struct {
 	// runs).
 	Waits        []SiteShare `json:"waits"`
 	SendShareMax *float64    `json:"send_share_max"`
+	// WorkersHeld of Workers are the app workers a client held for at
+	// least a quarter of the window, waiting to write to it (a blocking
+	// send, or uWSGI's poll for its socket), of those the sampler saw
+	// (medians over valid runs; Observed.AppWorkersHeld). Behind a front
+	// door they are the upstream workers its clients held.
+	WorkersHeld *float64 `json:"workers_held,omitempty"`
+	Workers     *float64 `json:"workers,omitempty"`
 	// AcceptQueuePeak is the most connections that waited at once to be
 	// accepted (median over valid runs): /fast requests no worker took.
 	AcceptQueuePeak *float64 `json:"accept_queue_peak"`

@@ -29,6 +29,12 @@ type Observed struct {
 	ClientStall *ClientStall `json:"client_stall,omitempty"`
 	// Workers are the app's and NGINX's worker processes.
 	Workers []WorkerWaits `json:"workers"`
+	// AppWorkers counts the app's workers the sampler saw in the window,
+	// AppWorkersHeld those a client held: whose HeldShare reached
+	// engine.WorkerHeldShare. Behind a proxy the proxy is the app's
+	// client, so these are the upstream workers held.
+	AppWorkers     int `json:"app_workers"`
+	AppWorkersHeld int `json:"app_workers_held"`
 	// Hops are the queue peaks per socket hop.
 	Hops map[probe.Hop]HopPeak `json:"hops"`
 	// AcceptQueuePeak is the most connections that waited at once in the
@@ -106,6 +112,10 @@ type WorkerWaits struct {
 	IdleShare    float64 `json:"idle_share"`
 	RunningShare float64 `json:"running_share"`
 	OtherShare   float64 `json:"other_share"`
+	// HeldShare is the share of samples in which the worker waited to
+	// write to its client: in a blocking send (SendShare), or, as uWSGI
+	// writes, in poll(2) for its socket to take more (engine.HeldSites).
+	HeldShare float64 `json:"held_share"`
 	// Sites are the shares of samples per wait site, "syscall/wchan"
 	// (engine.Site), of the worker's busiest thread in each sample: where
 	// the worker waited, beyond the four states above.
