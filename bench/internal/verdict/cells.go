@@ -60,7 +60,18 @@ type CellRule struct {
 	Paths, Rows []string
 	Expect      string
 	Why         string
+	// Workers is what the cell's clients did to the app's workers, as
+	// the sampler sees them (report.Condition.AppWorkersHeld), asserted
+	// beside Expect: WorkersHeld (every one held), WorkersFree (none), or
+	// "" (not asserted: it varies from run to run).
+	Workers string
 }
+
+// What a CellRule asserts about the app's workers (CellRule.Workers).
+const (
+	WorkersHeldAll = "workers-held"
+	WorkersFreeAll = "workers-free"
+)
 
 // The rows whose workers read a request (or its body) themselves, one at
 // a time: Gunicorn's sync workers and uWSGI's, offload threads or not.
@@ -123,18 +134,22 @@ var CellRules = []CellRule{
 	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
 		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
 			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.3 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
-			"/fast ran 69 to 205 ms at p95 beside it"},
+			"/fast ran 69 to 205 ms at p95 beside it. With /fast over both protocols (16 requests a second, each a full handshake on its quarter core) it grew 87.4 to 93.8 MiB, " +
+			"took 16.8 to 17.0 s to serve the 4 streams, and /fast ran 473 to 569 ms at p95 over HTTP/1.1, 501 to 605 ms over HTTP/2"},
 	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
-			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)"},
+			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)",
+		Workers: WorkersHeldAll},
 	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
 		Why: "a greenlet, a coroutine or uWSGI's offload thread waits on each stream's response, and the rest serve /fast (p95 3.6 to 4.6 ms over 3 runs)"},
 	{Column: h2SlowRead, Expect: ExpectNoStall,
 		Why: "NGINX takes each stream's 16 MiB whole into its temp directory (64 MiB for the 4) and feeds the windows itself: the workers are free in under a second " +
-			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s)"},
+			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s)",
+		Workers: WorkersFreeAll},
 	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
-			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)"},
+			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)",
+		Workers: WorkersHeldAll},
 	{Column: h2ManyStreams, Paths: []string{directH2}, Expect: ExpectAppKilled,
 		Why: "one connection of Hypercorn's 100 streams (h2_max_concurrent_streams), a window of 0, took Hypercorn to its 128 MiB limit and the OOM killer in each of 3 runs, " +
 			"every stream reset with it; /fast ran 1.3 to 4.8 s at p95 meanwhile"},
@@ -200,6 +215,42 @@ func CellVerdict(r CellRule, row, path, id string) Verdict {
 	}
 	return v
 }
+
+// Companions are the verdicts beside CellVerdict(r, …) on the same cell:
+// what r says of the app's workers (CellRule.Workers), and, on a path
+// whose entry point speaks HTTP/2, /fast's HTTP/2 series on the same side
+// of the stall line as its HTTP/1.1 one, where r draws that line
+// (ExpectStalled, ExpectNoStall): NGINX forwards both protocols' requests
+// to the same upstream workers, and a server speaking HTTP/2 itself
+// schedules both on its one loop.
+func Companions(r CellRule, row, path, id string) []Verdict {
+	base := strings.TrimPrefix(id, "matrix-")
+	where := fmt.Sprintf("%s %s under %s", row, pathText(path), r.Column)
+	var vs []Verdict
+	switch r.Workers {
+	case WorkersHeldAll:
+		vs = append(vs, Verdict{ID: base + "-" + WorkersHeldAll, Kind: Lab, Unit: "workers", Check: Below(id, WorkersFree, 0.5),
+			Text: where + ": every app worker held, waiting to write to NGINX, for at least a quarter of the window (" + heldWhy + ")"})
+	case WorkersFreeAll:
+		vs = append(vs, Verdict{ID: base + "-" + WorkersFreeAll, Kind: Lab, Unit: "workers", Check: Below(id, WorkersHeld, 0.5),
+			Text: where + ": no app worker held for a quarter of the window (" + heldWhy + ")"})
+	}
+	if strings.Contains(path, "h2") {
+		switch r.Expect {
+		case ExpectStalled:
+			vs = append(vs, Verdict{ID: base + "-stalled-over-h2", Kind: Lab, Unit: "ms", Check: Above(id, P95H2, StalledMs),
+				Text: where + ": /fast over HTTP/2 stalls as over HTTP/1.1, its requests waiting for the same workers"})
+		case ExpectNoStall:
+			vs = append(vs, Verdict{ID: base + "-no-stall-over-h2", Kind: Lab, Unit: "ms", Check: Below(id, P95H2, StalledMs),
+				Text: where + ": /fast over HTTP/2 stays under the stall line as over HTTP/1.1"})
+		}
+	}
+	return vs
+}
+
+// heldWhy is the held-worker line's justification (engine.WorkerHeldShare).
+const heldWhy = "the line is 0.25 of the samples; sync's held workers spent 0.86 to 0.96 of theirs in their sends behind NGINX's HTTP/2 with buffering off, " +
+	"its free ones 0.02 to 0.05 with buffering on, over 3 runs of each HTTP/2 column"
 
 func pathText(path string) string {
 	switch path {

@@ -65,6 +65,21 @@ func sampled(name string, f func(report.Condition) *float64) Metric {
 	}}
 }
 
+// sampledH2 is a figure of /fast's HTTP/2 series, absent (nil) on a path
+// without one.
+func sampledH2(name string, f func(report.Condition) *float64) Metric {
+	return Metric{Name: name, over: foldMedian, of: func(c report.Condition) (float64, error) {
+		if c.RunsValid == 0 {
+			return 0, errNoValidRun
+		}
+		v := f(c)
+		if v == nil {
+			return 0, errors.New("no /fast series over HTTP/2: the path's entry point does not speak it")
+		}
+		return *v, nil
+	}}
+}
+
 // explained is m with its figures explained by f.
 func explained(m Metric, f func(report.Condition) string) Metric {
 	m.explain = f
@@ -103,6 +118,19 @@ var (
 	AppMemGrowth = sampled("app memory growth", func(c report.Condition) *float64 { return c.AppMemoryGrowthMiB })
 	LeastBlocked = sampled("least blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMin })
 	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
+	// P95H2 is /fast's p95 over HTTP/2 (report.Condition.P95MsH2), on a
+	// path whose entry point speaks it.
+	P95H2 = sampledH2("p95 over HTTP/2", func(c report.Condition) *float64 { return c.P95MsH2 })
+	// WorkersHeld is how many app workers a client held for a quarter of
+	// the window or more: behind a front door, the upstream workers held.
+	WorkersHeld = sampled("app workers held", func(c report.Condition) *float64 { return c.AppWorkersHeld })
+	// WorkersFree is how many app workers no client held.
+	WorkersFree = sampled("app workers no client held", func(c report.Condition) *float64 {
+		if c.AppWorkers == nil || c.AppWorkersHeld == nil {
+			return nil
+		}
+		return report.Float(*c.AppWorkers - *c.AppWorkersHeld)
+	})
 	// AcceptQueue is the most connections waiting at once to be accepted.
 	AcceptQueue = sampled("accept-queue peak", func(c report.Condition) *float64 { return c.AcceptQueuePeak })
 	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))
