@@ -127,12 +127,16 @@ func runGet(args []string, stdout io.Writer) error {
 	status := fs.Int("status", http.StatusOK, "fail unless the answer has this status")
 	retry := fs.Duration("retry", 0, "try again every 10ms until an answer passes or this long has passed (0: once)")
 	caPEM := fs.String("ca", "", "an https URL's only trusted certificate, PEM (the pod's CA)")
+	h2c := fs.Bool("h2c", false, "speak HTTP/2 by prior knowledge to an http URL (an entry point that takes HTTP/2 only: NGINX's h2c listener)")
 	ws := fs.Bool("ws", false, "ask a ws:// or wss:// URL for its WebSocket Upgrade instead, and close it normally if it opened (-status 101 passes a path that takes WebSockets)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() != 1 {
 		return errors.New("get takes one URL")
+	}
+	if *h2c && *ws {
+		return errors.New("get: -h2c with -ws: a WebSocket Upgrade is an HTTP/1.1 request, which an h2c-only listener does not take")
 	}
 	tr := &http.Transport{DisableKeepAlives: true}
 	if *caPEM != "" {
@@ -142,6 +146,10 @@ func runGet(args []string, stdout io.Writer) error {
 		}
 		tr.TLSClientConfig = c
 	}
+	var rt http.RoundTripper = tr
+	if *h2c {
+		rt = load.H2CTransport()
+	}
 	var res getResult
 	var err error
 	for end := time.Now().Add(*retry); ; time.Sleep(getRetryEvery) {
@@ -149,7 +157,7 @@ func runGet(args []string, stdout io.Writer) error {
 		if *ws {
 			err = handshake(&res, *timeout, tr.TLSClientConfig)
 		} else {
-			err = get(&res, *id, *timeout, tr)
+			err = get(&res, *id, *timeout, rt)
 		}
 		if err == nil && res.Status != *status {
 			err = fmt.Errorf("status %d, want %d", res.Status, *status)
@@ -173,7 +181,7 @@ func runGet(args []string, stdout io.Writer) error {
 // getRetryEvery is get -retry's interval.
 const getRetryEvery = 10 * time.Millisecond
 
-func get(res *getResult, id string, timeout time.Duration, tr *http.Transport) error {
+func get(res *getResult, id string, timeout time.Duration, tr http.RoundTripper) error {
 	req, err := http.NewRequest(http.MethodGet, res.URL, nil)
 	if err != nil {
 		return err

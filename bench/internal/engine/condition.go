@@ -64,6 +64,12 @@ var (
 var (
 	NginxH2Off = nginxH2Path(false)
 	NginxH2On  = nginxH2Path(true)
+	// NginxH2COff and NginxH2COn are NGINX speaking HTTP/2 by prior
+	// knowledge on a plain listener (h2c), buffering off or on: NGINX
+	// 1.22 takes no HTTP/1.1 there, so /fast itself goes over h2c
+	// (load.Spec.H2Only), and only the HTTP/2 clients run on them.
+	NginxH2COff = nginxH2CPath(false)
+	NginxH2COn  = nginxH2CPath(true)
 	// DirectH2 is the server's own TLS listener speaking HTTP/2 itself,
 	// its streams its own to schedule and flow-control.
 	DirectH2 = Path{ID: "direct-h2", TLS: true, HTTP2: true}
@@ -73,6 +79,22 @@ var (
 func (p Path) direct() bool { return p.ID == Direct.ID || p.ID == DirectTLS.ID || p.ID == DirectH2.ID }
 
 func nginxH2Path(buffering bool) Path { return nginxTLSListener("nginx-h2", buffering, true) }
+
+// nginxH2CPath is NGINX with http2 on its plain listener (h2c only),
+// buffering off or on: nginx-h2c-off or nginx-h2c-on.
+func nginxH2CPath(buffering bool) Path {
+	id := "nginx-h2c-off"
+	if buffering {
+		id = "nginx-h2c-on"
+	}
+	p := NginxPath(id, nginxconf.New(nginxconf.WithBuffering(buffering), nginxconf.WithHTTP2(true)))
+	p.HTTP2 = true
+	return p
+}
+
+// h2c is whether p's entry point takes HTTP/2 only (h2c by prior
+// knowledge): /fast goes over it alone.
+func (p Path) h2c() bool { return p.HTTP2 && !p.TLS }
 
 func nginxTLSPath(buffering bool) Path { return nginxTLSListener("nginx-tls", buffering, false) }
 
@@ -333,8 +355,10 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, but its %s front door's TLS is %v: want both (NGINX with nginxconf.WithTLS), or neither", c.ID, c.Path.ID, c.Path.TLS, c.Path.Proxy.Kind, c.Path.Proxy.TLS())
 	case c.SlowKind == load.KindTLS && !c.Path.TLS:
 		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
-	case c.Path.HTTP2 && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2 || !c.Path.TLS):
-		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX terminating TLS with http2 on its listener (nginxconf.WithHTTP2), or direct-h2", c.ID, c.Path.ID)
+	case c.Path.HTTP2 && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2):
+		return fmt.Errorf("engine: condition %s: Path %s with HTTP2: want NGINX with http2 on its listener (nginxconf.WithHTTP2: over TLS, or h2c on a plain one), or direct-h2", c.ID, c.Path.ID)
+	case c.Path.h2c() && c.Downloads > 0 && !c.h2():
+		return fmt.Errorf("engine: condition %s: SlowKind %q on path %s, which takes HTTP/2 only (h2c): want %s or %s", c.ID, c.SlowKind, c.Path.ID, load.KindH2Read, load.KindH2Streams)
 	case c.Path.Proxy != nil && c.Path.Proxy.Nginx != nil && c.Path.Proxy.Nginx.HTTP2 != c.Path.HTTP2:
 		return fmt.Errorf("engine: condition %s: Path %s with HTTP2 %v, but its NGINX's http2 is %v: want both, or neither", c.ID, c.Path.ID, c.Path.HTTP2, c.Path.Proxy.Nginx.HTTP2)
 	case c.h2() && !c.Path.HTTP2:
@@ -469,8 +493,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 	if c.h2() {
 		s.H2Streams = c.H2Streams
 	}
-	// An entry point that speaks HTTP/2 is timed over both protocols.
-	s.FastH2 = c.Path.HTTP2
+	// An entry point that speaks HTTP/2 beside HTTP/1.1 is timed over
+	// both protocols; one that takes HTTP/2 only (h2c), over it alone.
+	s.FastH2, s.H2Only = c.Path.HTTP2 && !c.Path.h2c(), c.Path.h2c()
 	if c.FastRequests > 0 {
 		s.FastCount = c.FastRequests
 	}

@@ -213,9 +213,9 @@ const TLSClientCPUs = 0.5
 // stream. NGINX forwards each stream upstream as its own HTTP/1.1
 // request, so 2 connections are 4 requests at the server.
 var H2SlowRead = Column{ID: "h2-slow-read", Clients: 2,
-	Text:  fmt.Sprintf("slow HTTP/2 readers: 2 connections x %d streams of 16 MiB, each stream's 8 KiB window returned at 2 MiB/s; /fast over HTTP/1.1 and over HTTP/2 on the same TLS listener", H2ReadStreams),
-	Paths: []Path{NginxH2Off, NginxH2On, DirectH2},
-	Only:  h2Direct,
+	Text:  fmt.Sprintf("slow HTTP/2 readers: 2 connections x %d streams of 16 MiB, each stream's 8 KiB window returned at 2 MiB/s; /fast over HTTP/1.1 and over HTTP/2 on NGINX's TLS listener or Hypercorn's, over h2c alone on NGINX's plain one", H2ReadStreams),
+	Paths: []Path{NginxH2Off, NginxH2On, NginxH2COff, NginxH2COn, DirectH2},
+	Only:  h2Only,
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind, c.H2Streams = n, load.KindH2Read, H2ReadStreams
 		c.BodyBytes, c.ReadRate = load.DefaultLargeSize, load.DefaultDownloadRate
@@ -252,9 +252,9 @@ const H2ReadStreams = 2
 // default), with a window of 0: it reads no byte of any body, and holds
 // them all for the window. Each stream is an upstream request.
 var H2ManyStreams = Column{ID: "h2-many-streams", Clients: 1,
-	Text:  fmt.Sprintf("one HTTP/2 connection opening %d streams (%d directly at Hypercorn, its most) for %d KiB bodies with a window of 0, reading nothing, held 9.5 s; /fast over HTTP/1.1 and over HTTP/2 on the same TLS listener", H2ManyStreamsOpened, HypercornMaxStreams, H2ManyBodyBytes>>10),
-	Paths: []Path{NginxH2Off, NginxH2On, DirectH2},
-	Only:  h2Direct,
+	Text:  fmt.Sprintf("one HTTP/2 connection opening %d streams (%d directly at Hypercorn, its most) for %d KiB bodies with a window of 0, reading nothing, held 9.5 s; /fast over HTTP/1.1 and over HTTP/2 on NGINX's TLS listener or Hypercorn's, over h2c alone on NGINX's plain one", H2ManyStreamsOpened, HypercornMaxStreams, H2ManyBodyBytes>>10),
+	Paths: []Path{NginxH2Off, NginxH2On, NginxH2COff, NginxH2COn, DirectH2},
+	Only:  h2Only,
 	Apply: func(c *Condition, n int) {
 		c.Downloads, c.SlowKind, c.H2Streams, c.BodyBytes = n, load.KindH2Streams, H2ManyStreamsOpened, H2ManyBodyBytes
 		if c.Path.ID == DirectH2.ID {
@@ -267,9 +267,19 @@ var H2ManyStreams = Column{ID: "h2-many-streams", Clients: 1,
 		c.MayExhaust = true // NGINX buffering on spills them to its temp directory until it is full
 	}}
 
-// h2Direct runs the HTTP/2 columns' direct path on the rows whose server
-// speaks HTTP/2 itself.
-var h2Direct = map[string][]string{DirectH2.ID: {podspec.Hypercorn(2).ID}}
+// h2Only runs the HTTP/2 columns' direct path on the rows whose server
+// speaks HTTP/2 itself, and NGINX's h2c paths on a row of each kind of
+// worker: sync's, gthread's threads and gevent's greenlets. Behind
+// NGINX the upstream hop is HTTP/1.1 whatever the client spoke, and TLS
+// is NGINX's own work, so h2c answers whether the TLS listener's
+// verdicts hold without TLS; these rows, measured, say they do.
+var h2Only = map[string][]string{
+	DirectH2.ID:    {podspec.Hypercorn(2).ID},
+	NginxH2COff.ID: h2cRows,
+	NginxH2COn.ID:  h2cRows,
+}
+
+var h2cRows = []string{podspec.GunicornSync(2).ID, podspec.GunicornGthread(1, 4).ID, podspec.GunicornGevent(2).ID}
 
 // HypercornMaxStreams is Hypercorn 0.13's h2_max_concurrent_streams
 // default: the streams one connection may open at it directly.
@@ -539,7 +549,7 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		// directory one connection's 128 held streams fill (80.0 MiB
 		// against the line of 75, 3 runs, a kill counting as full).
 		ci := c.Row == MatrixRows[0].ID && (c.Column == SlowTLS.ID && (c.Path == DirectTLS.ID || c.Path == NginxTLSOn.ID) ||
-			c.Column == H2SlowRead.ID && c.Path == NginxH2Off.ID || c.Column == H2ManyStreams.ID && c.Path == NginxH2On.ID)
+			c.Column == H2SlowRead.ID && (c.Path == NginxH2Off.ID || c.Path == NginxH2COff.ID) || c.Column == H2ManyStreams.ID && c.Path == NginxH2On.ID)
 		// WebSockets, once: Daphne directly, which queues what its slow
 		// consumers have not read (growth 32.4 to 47.2 MiB against the
 		// line of 16, 3 runs).

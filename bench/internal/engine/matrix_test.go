@@ -67,7 +67,7 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// rows of every column are all but the 3 servers that run only the
 	// protocol columns so far.
 	every := len(MatrixRows) - 3
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2
 	// Each WebSocket cell has a second verdict: every message came.
 	// The HTTP/2 cells have companions (verdict.Companions), on the h2
 	// rows' every+1: behind buffering off, the 5 rows that send
@@ -76,9 +76,14 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// stall line (1 each) but Hypercorn and gevent under many streams
 	// (neither side of it); behind buffering on, slow readers hold no
 	// worker and leave /fast over HTTP/2 under the line (2 each).
+	// On the h2c paths (sync, gthread, gevent), /fast goes over HTTP/2
+	// alone: no companion of the series; sync's and gthread's workers
+	// held behind buffering off under each column, none under slow
+	// readers behind buffering on.
 	h2Rows := every + 1
 	companions := 2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows)) + 2*h2Rows + // h2-slow-read
-		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) // h2-many-streams
+		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) + // h2-many-streams
+		2 + 3 + 2 // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
 	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
 
@@ -167,7 +172,10 @@ func TestSlowKindLoads(t *testing.T) {
 			spec.CAPEM = string(ca.CertPEM)
 		}
 		require.NoError(t, spec.Validate(), c.Condition.ID)
-		assert.Equal(t, strings.Contains(c.Path, "h2"), spec.FastH2, "%s: /fast over HTTP/2 too where the entry point speaks it", c.Condition.ID)
+		h2c := strings.Contains(c.Path, "h2c")
+		assert.Equal(t, strings.Contains(c.Path, "h2") && !h2c, spec.FastH2, "%s: /fast over HTTP/2 too where the entry point speaks both", c.Condition.ID)
+		assert.Equal(t, h2c, spec.H2Only, "%s: /fast over HTTP/2 alone where the entry point takes nothing else", c.Condition.ID)
+		assert.Equal(t, h2c, pod.H2C(), c.Condition.ID)
 		switch c.Column {
 		case SlowUpload.ID:
 			assert.Equal(t, base+"/upload", spec.UploadURL)
@@ -192,8 +200,8 @@ func TestSlowKindLoads(t *testing.T) {
 				assert.Contains(t, conf, "location = /ws {")
 			}
 		case H2SlowRead.ID, H2ManyStreams.ID:
-			assert.True(t, pod.TLS)
-			assert.Equal(t, base+"/fast", spec.FastURL, "/fast over HTTP/1.1 on the same listener")
+			assert.Equal(t, !h2c, pod.TLS)
+			assert.Equal(t, base+"/fast", spec.FastURL, "/fast on the same listener")
 			assert.Equal(t, c.Condition.H2Streams, spec.H2Streams)
 			assert.Equal(t, c.Condition.Records(), c.Condition.Downloads*spec.H2Streams)
 			assert.Contains(t, spec.LargeURL, base+"/large?size=")
@@ -206,9 +214,15 @@ func TestSlowKindLoads(t *testing.T) {
 				}
 				continue
 			}
-			assert.Equal(t, "https://127.0.0.1:8080", base, "NGINX's TLS listener, h2 by ALPN")
 			conf, err := pod.Proxy.Nginx.Render()
 			require.NoError(t, err)
+			if h2c {
+				assert.Equal(t, "http://127.0.0.1:8080", base, "NGINX's plain listener, h2 by prior knowledge")
+				assert.Contains(t, conf, "listen 127.0.0.1:8080 http2;")
+				assert.Contains(t, h2cRows, c.Row)
+				continue
+			}
+			assert.Equal(t, "https://127.0.0.1:8080", base, "NGINX's TLS listener, h2 by ALPN")
 			assert.Contains(t, conf, " ssl http2")
 		}
 		if c.Column != SlowTLS.ID && c.Column != H2SlowRead.ID && c.Column != H2ManyStreams.ID {
@@ -240,9 +254,10 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
 	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths, Hypercorn
 	// too, and on its own HTTP/2; the 5 rows that take WebSockets on 2
-	// paths (3 of them run only the protocol columns).
+	// paths (3 of them run only the protocol columns); and 3 rows on
+	// NGINX's 2 h2c paths under each HTTP/2 column.
 	every := len(MatrixRows) - 3
-	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3)
+	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -280,9 +295,11 @@ func TestCapacitySteps(t *testing.T) {
 	// The ci plan runs every row directly but sync's and gthread's
 	// (article A's) and uWSGI's plain generator, the 7 cells the
 	// slow-client verdicts read, sync behind every front door, sync's
-	// two slow-TLS cells and gthread's steps at 3 and 4.
+	// two slow-TLS cells, its HTTP/2 cells (slow readers behind NGINX's
+	// h2 and h2c listeners with buffering off, many streams with it on),
+	// Daphne's WebSocket cell and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+2+2+2+1)
+	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+2+3+1+2)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

@@ -114,7 +114,8 @@ func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads 
 		SendShareMax: s.AppWorkerSendShareMax, Waits: []report.SiteShare{}, AcceptQueuePeak: s.AcceptQueuePeak,
 		AppThrottledShare: s.ThrottledShare["app"], ProxyMemoryPeakMiB: s.ProxyMemoryPeakMiB, SpillPeakMiB: s.TempfilePeakMiB,
 		AppMemoryGrowthMiB: s.AppMemoryGrowthMiB, P95MsH2: s.P95MsH2, P95MsH2Runs: s.P95MsH2Runs,
-		WorkersHeld: s.AppWorkersHeld, Workers: s.AppWorkers}
+		WorkersHeld: s.AppWorkersHeld, Workers: s.AppWorkers,
+		RequestsFailedH2: s.RequestsTotalH2 - s.RequestsOKH2, RequestsTotalH2: s.RequestsTotalH2}
 	sound := map[int]bool{}
 	for _, r := range runs {
 		if r.Condition == s.ID && r.Sound {

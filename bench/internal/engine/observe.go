@@ -80,7 +80,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		}
 		// A worker counts as sending when any of its threads is: a gthread
 		// worker sends from its pool threads.
-		state, site := map[int]probe.WaitState{}, map[int]string{}
+		state, site, held := map[int]probe.WaitState{}, map[int]string{}, map[int]bool{}
 		for _, w := range ws.Waits {
 			if workers[w.PID] == nil {
 				continue
@@ -88,12 +88,14 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 			if rank(w.State) > rank(state[w.PID]) {
 				state[w.PID], site[w.PID] = w.State, Site(w)
 			}
+			// Held by any of its threads, whichever the state names.
+			held[w.PID] = held[w.PID] || w.State == probe.WaitSend || heldSite(Site(w))
 		}
 		for pid, st := range state {
 			w := workers[pid]
 			w.Samples++
 			w.Sites[site[pid]]++
-			if st == probe.WaitSend || heldSite(site[pid]) {
+			if held[pid] {
 				w.HeldShare++
 			}
 			switch st {
@@ -218,7 +220,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 // async servers' do, and Gunicorn's sync workers in pselect6. A site
 // matches as a prefix: a kernel may name its wait channel with the
 // compiler's suffix (poll_schedule_timeout.constprop.0).
-var HeldSites = []string{"poll/poll_schedule_timeout"}
+var HeldSites = []string{"poll/poll_schedule_timeout", "ppoll/poll_schedule_timeout"}
 
 // heldSite is whether site is one of HeldSites, suffix or not.
 func heldSite(site string) bool {

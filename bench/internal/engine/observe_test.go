@@ -247,7 +247,7 @@ func TestWorkersHeld(t *testing.T) {
 	const start = int64(1_000_000_000_000)
 	res := load.Result{StartUnixNano: start, Elapsed: time.Second}
 	s := probe.Series{Spec: probe.SamplerSpec{AppPort: 8000}}
-	for pid := 11; pid <= 15; pid++ {
+	for pid := 11; pid <= 16; pid++ {
 		s.Processes = append(s.Processes, probe.ProcessInfo{Process: probe.Process{PID: pid, PPID: 10}, Role: "app", Worker: true})
 	}
 	s.Processes = append(s.Processes, probe.ProcessInfo{Process: probe.Process{PID: 21, PPID: 20}, Role: "proxy", Worker: true})
@@ -269,6 +269,12 @@ func TestWorkersHeld(t *testing.T) {
 			ws = append(ws, as(epoll, 14))
 		}
 		ws = append(ws, as(poll, 15)) // uWSGI waiting to write all along
+		// uWSGI with an offload thread listed first, idle: the worker's
+		// state is the first thread's, its hold its main thread's; and
+		// arm64's ppoll.
+		off := as(epoll, 16)
+		off.TID = 160
+		ws = append(ws, off, as(probe.Wait{State: probe.WaitIdle, SyscallName: "ppoll", Wchan: "poll_schedule_timeout"}, 16))
 		s.Waits = append(s.Waits, probe.WaitSample{UnixNano: start + int64(i)*int64(100*time.Millisecond), Waits: ws})
 	}
 	o := Observe(s, res, nil)
@@ -276,9 +282,9 @@ func TestWorkersHeld(t *testing.T) {
 	for _, w := range o.Workers {
 		held[w.PID] = w.HeldShare
 	}
-	assert.Equal(t, map[int]float64{11: 0, 12: 0, 13: 0.25, 14: 0.125, 15: 1, 21: 1}, held)
-	assert.Equal(t, 5, o.AppWorkers)
-	assert.Equal(t, 2, o.AppWorkersHeld, "13 at the line and uWSGI's 15; the proxy's 21 is not an app worker")
+	assert.Equal(t, map[int]float64{11: 0, 12: 0, 13: 0.25, 14: 0.125, 15: 1, 16: 1, 21: 1}, held)
+	assert.Equal(t, 6, o.AppWorkers)
+	assert.Equal(t, 3, o.AppWorkersHeld, "13 at the line and uWSGI's 15 and 16; the proxy's 21 is not an app worker")
 	assert.True(t, heldSite("poll/poll_schedule_timeout"))
 	assert.False(t, heldSite("poll/poll_schedule_timeoutx"), "a prefix of the name, not of the suffix")
 	assert.False(t, heldSite("pselect6/poll_schedule_timeout.constprop.0"), "Gunicorn sync's idle wait")

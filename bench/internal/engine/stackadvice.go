@@ -27,6 +27,8 @@ var pathPhrases = map[string]string{
 	NginxWS.ID:             "behind NGINX passing the WebSocket Upgrade on",
 	NginxH2Off.ID:          "behind NGINX serving HTTP/2 over TLS, proxy_buffering off",
 	NginxH2On.ID:           "behind NGINX serving HTTP/2 over TLS, proxy_buffering on",
+	NginxH2COff.ID:         "behind NGINX serving HTTP/2 by prior knowledge (h2c), proxy_buffering off",
+	NginxH2COn.ID:          "behind NGINX serving HTTP/2 by prior knowledge (h2c), proxy_buffering on",
 	DirectH2.ID:            "direct, your server speaking HTTP/2 over its own TLS",
 	"nginx-h2-custom":      "behind your NGINX config serving HTTP/2 over TLS",
 }

@@ -46,6 +46,9 @@ func StepOf(s report.Condition, n int, bound float64) report.StackStep {
 	if f := s.RequestsTotal - s.RequestsOK; f > 0 {
 		failed = append(failed, fmt.Sprintf("%d of %d fast requests failed", f, s.RequestsTotal))
 	}
+	if f := s.RequestsTotalH2 - s.RequestsOKH2; f > 0 {
+		failed = append(failed, fmt.Sprintf("%d of %d fast requests over HTTP/2 failed", f, s.RequestsTotalH2))
+	}
 	if f := s.DownloadsTotal - s.DownloadsComplete; f > 0 {
 		what := "slow clients"
 		if s.Records > 0 {

@@ -254,6 +254,8 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 		s.ClientCPUs = max(s.ClientCPUs, r.ClientCPUs)
 		s.RequestsOK += r.RequestsOK
 		s.RequestsTotal += r.RequestsTotal
+		s.RequestsOKH2 += r.RequestsOKH2
+		s.RequestsTotalH2 += r.RequestsTotalH2
 		s.DownloadsComplete += r.DownloadsComplete
 		s.DownloadsTotal += r.DownloadsTotal
 		s.WorkerTimeouts += r.WorkerTimeouts
@@ -329,7 +331,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 // reads a median over a partial or empty set.
 func summarizeObserved(s *report.Condition, valid []report.Run) {
 	var appMem, appGrowth, clientCPU, appFDs, proxyFDs []float64
-	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept, held, seen []float64
+	var peaks, cpu, sendMin, sendMax, proxyMax, proxyMem, busy, mismatch, path, unread, unreadMax, accept, held, seen, free []float64
 	throttled := map[string][]float64{}
 	hops := map[probe.Hop][]float64{}
 	sites, siteSamples := map[string]float64{}, 0.0
@@ -343,6 +345,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 		}
 		accept = append(accept, float64(o.AcceptQueuePeak))
 		held, seen = append(held, float64(o.AppWorkersHeld)), append(seen, float64(o.AppWorkers))
+		free = append(free, float64(o.AppWorkers-o.AppWorkersHeld))
 		if app, ok := o.Resources["app"]; ok && app.Samples > 0 {
 			cpu = append(cpu, app.CPUPercent)
 		}
@@ -452,6 +455,7 @@ func summarizeObserved(s *report.Condition, valid []report.Run) {
 	s.PathPeakBytes = all(path, stats.Median[float64])
 	s.AcceptQueuePeak = all(accept, stats.Median[float64])
 	s.AppWorkersHeld, s.AppWorkers = all(held, stats.Median[float64]), all(seen, stats.Median[float64])
+	s.AppWorkersFree = all(free, stats.Median[float64])
 	s.WriteEndUnreadBytes, s.WriteEndUnreadMaxBytes = all(unread, stats.Median[float64]), all(unreadMax, stats.Median[float64])
 	if n > 0 && siteSamples > 0 {
 		s.AppWaitSites = []report.SiteShare{}

@@ -11,6 +11,7 @@ import (
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stack"
+	"wsgilab/bench/internal/verdict"
 )
 
 const t0 = int64(1_000_000_000_000)
@@ -172,12 +173,36 @@ func TestSummarizeTheHTTP2Series(t *testing.T) {
 	require.NotNil(t, c.AppWorkersHeld)
 	assert.InDelta(t, 1, *c.AppWorkersHeld, 1e-9)
 	assert.InDelta(t, 1, *c.AppWorkers, 1e-9)
+	assert.InDelta(t, 0, *c.AppWorkersFree, 1e-9)
+	assert.Equal(t, 8, c.RequestsOKH2)
+	assert.Equal(t, 8, c.RequestsTotalH2)
+	assert.Equal(t, report.ClassProtected, verdict.Class(c), "both series served")
+
+	// The free workers fold per run, never as a difference of medians:
+	// (2 seen, 2 held), (3, 3), (3, 2) are 0, 0 and 1 free, median 0
+	// (the medians' difference would say 1).
+	var runs []report.Run
+	for i, wh := range [][2]int{{2, 2}, {3, 3}, {3, 2}} {
+		o := *r.Observed
+		o.AppWorkers, o.AppWorkersHeld = wh[0], wh[1]
+		x := r
+		x.Run, x.Observed = i+1, &o
+		runs = append(runs, x)
+	}
+	c = SummarizeCondition(onCond, runs, report.ArticleValue{})
+	assert.InDelta(t, 3, *c.AppWorkers, 1e-9)
+	assert.InDelta(t, 2, *c.AppWorkersHeld, 1e-9)
+	assert.InDelta(t, 0, *c.AppWorkersFree, 1e-9)
 
 	rec.Load.FastH2[1].Error = "connect: refused"
 	r = SummarizeRun(onCond, rec).Run
 	assert.False(t, r.Valid)
 	assert.Contains(t, r.Invalid, "1 of 4 /fast requests over HTTP/2 failed")
 	assert.Contains(t, r.Invalid, "HTTP/2 request 1: status 200, 12 bytes, connect: refused")
+	failed := SummarizeCondition(onCond, []report.Run{r}, report.ArticleValue{})
+	assert.Equal(t, 3, failed.RequestsOKH2)
+	assert.Equal(t, report.ClassFailed, verdict.Class(failed), "a failed request of the HTTP/2 series fails the cell")
+	assert.Contains(t, StepOf(failed, 2, 1000).Failed, "1 of 4 fast requests over HTTP/2 failed")
 
 	plain := SummarizeCondition(onCond, []report.Run{SummarizeRun(onCond, record(onCond)).Run}, report.ArticleValue{})
 	assert.Nil(t, plain.P95MsH2, "no HTTP/2 series, no figure")

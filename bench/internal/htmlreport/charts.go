@@ -128,6 +128,9 @@ func timelines(f *files) chartsView {
 	lo, hi, xmax := math.Inf(1), 0.0, 0.0
 	byCond := map[string][]report.Request{}
 	for _, r := range f.requests {
+		if r.Proto != "" {
+			continue // the timelines are the HTTP/1.1 series'
+		}
 		byCond[r.Condition] = append(byCond[r.Condition], r)
 		if r.LatencyMs > 0 {
 			lo, hi = min(lo, r.LatencyMs), max(hi, r.LatencyMs)

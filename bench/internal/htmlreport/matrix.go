@@ -187,6 +187,9 @@ func cellView(c report.MatrixCell) matrixCellView {
 			v.P95 += " (" + rangeText(lo, hi) + ")"
 		}
 	}
+	if c.RequestsTotalH2 > 0 {
+		v.Failed += fmt.Sprintf("; over HTTP/2 %d of %d", c.RequestsFailedH2, c.RequestsTotalH2)
+	}
 	v.Clients = strings.Join(outcomes, ", ")
 	if len(outcomes) > 0 {
 		v.Clients += ", " + seconds(c.SlowClientS) + " (max " + seconds(c.SlowClientSMax) + ")"

@@ -86,3 +86,41 @@ func h2Exchange(ctx context.Context, rawURL string, spec *Spec) (int, int64, err
 	}
 	return resp.StatusCode, n, nil
 }
+
+// H2CTransport speaks HTTP/2 by prior knowledge to http URLs, a new
+// connection a request: for an entry point that takes HTTP/2 only
+// (Spec.H2Only), as the pod's readiness asks it.
+func H2CTransport() http.RoundTripper {
+	return &h2cOnce{}
+}
+
+// h2cOnce dials a new connection for each request and closes it after.
+type h2cOnce struct{}
+
+func (h2cOnce) RoundTrip(req *http.Request) (*http.Response, error) {
+	u := *req.URL
+	conn, err := dialH2(req.Context(), &u, plainDialer, nil)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := h2Fast.NewClientConn(conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	resp, err := cc.RoundTrip(req)
+	if err != nil {
+		cc.Close()
+		return nil, err
+	}
+	resp.Body = closingBody{resp.Body, cc}
+	return resp, nil
+}
+
+// closingBody closes its connection with itself.
+type closingBody struct {
+	io.ReadCloser
+	cc *http2.ClientConn
+}
+
+func (b closingBody) Close() error { err := b.ReadCloser.Close(); b.cc.Close(); return err }

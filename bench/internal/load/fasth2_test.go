@@ -112,3 +112,49 @@ func TestFastH2(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, res.FastH2, "no second series unless asked")
 }
+
+// TestH2Only: against an entry point that takes HTTP/2 only (NGINX's
+// h2c listener), the /fast series itself and its baseline go over h2c by
+// prior knowledge; a spec that would send HTTP/1.1 there is refused.
+func TestH2Only(t *testing.T) {
+	f := &fastServer{proto: map[int]int{}}
+	u := f.start(t, false, true, nil)
+	spec := NewSpec(u, "t", WithBaseline(2))
+	spec.FastCount, spec.FastRate, spec.H2Only = 3, 40, true
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Len(t, res.Fast, 3)
+	for _, p := range append(res.Fast, res.Baseline...) {
+		assert.True(t, p.OK(res.Spec), "%+v", p)
+	}
+	assert.Len(t, res.Baseline, 2)
+	assert.Nil(t, res.FastH2)
+	assert.Equal(t, map[int]int{2: 5}, f.proto, "every request over HTTP/2")
+
+	// The readiness check's transport: h2c by prior knowledge, a
+	// connection a request, closed with the body.
+	for range 2 {
+		resp, err := (&http.Client{Transport: H2CTransport()}).Get(u + "/fast")
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, 2, resp.ProtoMajor)
+		assert.Equal(t, "fast answer\n", string(body))
+	}
+	assert.EqualValues(t, 7, f.conns.Load(), "a connection a request")
+
+	for name, change := range map[string]func(*Spec){
+		"https":     func(s *Spec) { s.FastURL = "https://127.0.0.1:1/fast"; s.CAPEM = "x" },
+		"two":       func(s *Spec) { s.FastH2 = true },
+		"slow kind": func(s *Spec) { s.Downloads, s.SlowKind = 1, KindRead },
+	} {
+		bad := spec
+		change(&bad)
+		err := bad.Validate()
+		assert.ErrorContains(t, err, "H2Only", name)
+	}
+	ok := spec
+	ok.Downloads, ok.SlowKind, ok.H2Streams = 1, KindH2Read, 2
+	assert.NoError(t, ok.Validate())
+}

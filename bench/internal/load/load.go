@@ -136,6 +136,13 @@ type Spec struct {
 	// http one). Its records are Result.FastH2; StopOnLag follows the
 	// HTTP/1.1 series only.
 	FastH2 bool `json:"fast_h2,omitempty"`
+	// H2Only says the entry point takes HTTP/2 only: NGINX's h2c
+	// listener (listen … http2 without ssl), which NGINX 1.22 serves by
+	// prior knowledge and which answers no HTTP/1.1. The /fast series
+	// itself, and its baseline, then go over h2c, each request a new
+	// connection; FastURL must be http, FastH2 off, and the slow clients
+	// HTTP/2's.
+	H2Only bool `json:"h2_only,omitempty"`
 
 	// BaselineRequests, after the load, times that many raw exchanges
 	// with FastURL (connect, write the request, read to EOF; no HTTP
@@ -441,6 +448,12 @@ func (s Spec) Validate() error {
 			s.StopOnLag.Worst, s.StopOnLag.Second, s.StopOnLag.Share)
 	case s.HiccupEvery != 0 && s.HiccupEvery < MinHiccupEvery:
 		return fmt.Errorf("load: HiccupEvery %v: want 0 (no meter) or at least %v", s.HiccupEvery, MinHiccupEvery)
+	case s.H2Only && (s.FastH2 || !strings.HasPrefix(s.FastURL, "http://")):
+		return fmt.Errorf("load: H2Only with FastURL %s, FastH2 %v: want an http:// FastURL (h2c by prior knowledge) and no second series", s.FastURL, s.FastH2)
+	case s.H2Only && s.Stream != nil:
+		return errors.New("load: H2Only with an event stream: its reader speaks HTTP/1.1, which the entry point does not take")
+	case s.H2Only && s.Downloads > 0 && s.SlowKind != KindH2Read && s.SlowKind != KindH2Streams:
+		return fmt.Errorf("load: H2Only with SlowKind %q: the entry point takes HTTP/2 only, want %s or %s", s.SlowKind, KindH2Read, KindH2Streams)
 	}
 	for _, u := range []string{s.LargeURL, s.FastURL} {
 		if err := checkURL(u); err != nil {
@@ -823,7 +836,14 @@ func fastRequest(ctx context.Context, spec *Spec, seq int, runStart, due time.Ti
 	p := FastRequest{Seq: seq, Scheduled: due.Sub(runStart), Lag: began.Sub(due)}
 	ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
 	defer cancel()
-	status, n, _, err := exchange(ctx, spec.FastURL, "", nil, spec.tlsConf, nil)
+	var status int
+	var n int64
+	var err error
+	if spec.H2Only {
+		status, n, err = h2Exchange(ctx, spec.FastURL, spec)
+	} else {
+		status, n, _, err = exchange(ctx, spec.FastURL, "", nil, spec.tlsConf, nil)
+	}
 	p.Latency = watch.end(seq, began)
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
@@ -852,6 +872,20 @@ var plainDialer = &net.Dialer{KeepAlive: -1}
 
 // rawExchange is the baseline: the least a client can do to get /fast.
 func rawExchange(ctx context.Context, spec *Spec, seq int) FastRequest {
+	if spec.H2Only {
+		// No raw HTTP/2: the least is one stream on a new connection.
+		ctx, cancel := context.WithTimeout(ctx, spec.FastTimeout)
+		defer cancel()
+		began := time.Now()
+		p := FastRequest{Seq: seq}
+		var err error
+		p.Status, p.Bytes, err = h2Exchange(ctx, spec.FastURL, spec)
+		p.Latency = time.Since(began)
+		if err != nil {
+			p.Error = err.Error()
+		}
+		return p
+	}
 	p := FastRequest{Seq: seq}
 	u, err := url.Parse(spec.FastURL)
 	if err != nil {

@@ -100,13 +100,19 @@ func Ready(e Env, role string) error {
 	path, status := e.Entry.Pod.Server.Ready()
 	u := e.Entry.Pod.AppURL(path)
 	if role == podspec.RoleProxy {
-		u = e.Entry.Pod.URL(path)
+		return get(e.Entry.Pod.URL(path), status, 2*time.Second, e.Entry.Pod.H2C())
 	}
-	return get(u, status, 2*time.Second)
+	return get(u, status, 2*time.Second, false)
 }
 
-func get(u string, status int, timeout time.Duration) error {
-	c := &http.Client{Timeout: timeout, Transport: &http.Transport{DisableKeepAlives: true}}
+// get GETs u once: over h2c by prior knowledge when h2c (an entry point
+// that takes HTTP/2 only, podspec.Config.H2C), else over HTTP/1.1.
+func get(u string, status int, timeout time.Duration, h2c bool) error {
+	var rt http.RoundTripper = &http.Transport{DisableKeepAlives: true}
+	if h2c {
+		rt = load.H2CTransport()
+	}
+	c := &http.Client{Timeout: timeout, Transport: rt}
 	resp, err := c.Get(u)
 	if err != nil {
 		return err
@@ -186,7 +192,7 @@ func Client(ctx context.Context, e Env, stdout io.Writer) error {
 	rec := runrec.Record{Condition: en.Condition, Run: en.Run, Pod: en.Pod, Started: time.Now()}
 	rec.PodOpened = rec.Started
 	path, status := en.Pod.Server.Ready()
-	if err := retry(ctx, en.Pod.ReadyWait, func() error { return get(en.Pod.URL(path), status, 2*time.Second) }); err != nil {
+	if err := retry(ctx, en.Pod.ReadyWait, func() error { return get(en.Pod.URL(path), status, 2*time.Second, en.Pod.H2C()) }); err != nil {
 		return fmt.Errorf("podrun: the pod's servers never answered: %w", err)
 	}
 	rec.Phases.PodS = time.Since(rec.Started).Seconds()

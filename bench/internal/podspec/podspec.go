@@ -170,6 +170,14 @@ func (c Config) URL(path string) string {
 	return c.AppURL(path)
 }
 
+// H2C is whether the pod's entry point takes HTTP/2 only, by prior
+// knowledge: NGINX with http2 on a plain listener (nginxconf.Config's
+// HTTP2 without TLS), which NGINX 1.22 answers no HTTP/1.1 on. Its
+// readiness is asked over h2c.
+func (c Config) H2C() bool {
+	return !c.TLS && c.Proxy != nil && c.Proxy.Nginx != nil && c.Proxy.Nginx.HTTP2
+}
+
 // AppURL is path at the WSGI server itself.
 func (c Config) AppURL(path string) string {
 	return fmt.Sprintf("%s://127.0.0.1:%d%s", c.scheme(c.Proxy == nil), c.Server.ListenPort(), path)

@@ -250,17 +250,22 @@ type Condition struct {
 	// P95MsH2 is the median of the valid runs' HTTP/2 /fast p95
 	// (Run.P95MsH2), P95MsH2Runs each one's; nil and empty without an
 	// HTTP/2 series.
-	P95MsH2           *float64  `json:"p95_ms_h2,omitempty"`
-	P95MsH2Runs       []float64 `json:"p95_ms_h2_runs,omitempty"`
-	P50Ms             float64   `json:"p50_ms"`
-	MaxMs             float64   `json:"max_ms"`
-	WriteS            float64   `json:"write_s"`
-	CompletionS       float64   `json:"completion_s"`
-	LagMaxMs          float64   `json:"lag_max_ms"`
-	RequestsOK        int       `json:"requests_ok"`
-	RequestsTotal     int       `json:"requests_total"`
-	DownloadsComplete int       `json:"downloads_complete"`
-	DownloadsTotal    int       `json:"downloads_total"`
+	P95MsH2     *float64  `json:"p95_ms_h2,omitempty"`
+	P95MsH2Runs []float64 `json:"p95_ms_h2_runs,omitempty"`
+	// RequestsOKH2 of RequestsTotalH2 requests of the HTTP/2 series were
+	// served, over the sound runs: a failed one fails the condition as
+	// one of the HTTP/1.1 series does.
+	RequestsOKH2      int     `json:"requests_ok_h2,omitempty"`
+	RequestsTotalH2   int     `json:"requests_total_h2,omitempty"`
+	P50Ms             float64 `json:"p50_ms"`
+	MaxMs             float64 `json:"max_ms"`
+	WriteS            float64 `json:"write_s"`
+	CompletionS       float64 `json:"completion_s"`
+	LagMaxMs          float64 `json:"lag_max_ms"`
+	RequestsOK        int     `json:"requests_ok"`
+	RequestsTotal     int     `json:"requests_total"`
+	DownloadsComplete int     `json:"downloads_complete"`
+	DownloadsTotal    int     `json:"downloads_total"`
 	// SlowOutcomes counts the slow clients of the sound runs by outcome;
 	// WorkerTimeouts the worker timeouts Gunicorn logged in them, and
 	// RunsWorkerTimeout the sound runs that logged at least one.
@@ -304,6 +309,9 @@ type Condition struct {
 	// a proxy, the upstream workers its slow clients held.
 	AppWorkersHeld *float64 `json:"app_workers_held,omitempty"`
 	AppWorkers     *float64 `json:"app_workers,omitempty"`
+	// AppWorkersFree is the median over valid runs of each run's workers
+	// no client held (its AppWorkers less its AppWorkersHeld).
+	AppWorkersFree *float64 `json:"app_workers_free,omitempty"`
 	// ProxyMemoryPeakMiB is the median over valid runs of the proxy
 	// container's memory peak (cgroup max usage), MiB; nil without a
 	// proxy, or when a valid run has no sample of it.

@@ -183,9 +183,12 @@ type MatrixCell struct {
 	// valid run's; the class and the verdicts read the HTTP/1.1 series.
 	P95MsH2     *float64  `json:"p95_ms_h2,omitempty"`
 	P95MsH2Runs []float64 `json:"p95_ms_h2_runs,omitempty"`
-	// RequestsFailed of RequestsTotal /fast requests failed.
-	RequestsFailed int `json:"requests_failed"`
-	RequestsTotal  int `json:"requests_total"`
+	// RequestsFailed of RequestsTotal /fast requests failed;
+	// RequestsFailedH2 of RequestsTotalH2 of its HTTP/2 series.
+	RequestsFailedH2 int `json:"requests_failed_h2,omitempty"`
+	RequestsTotalH2  int `json:"requests_total_h2,omitempty"`
+	RequestsFailed   int `json:"requests_failed"`
+	RequestsTotal    int `json:"requests_total"`
 	// SlowClients counts the slow clients by outcome (complete,
 	// truncated, reset, timeout, refused, status; a held connection's
 	// held or closed); SlowClientS is their

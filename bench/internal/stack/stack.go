@@ -361,6 +361,9 @@ func (p *Pod) waitReady() error {
 		if ca := p.CAPEM(); ca != nil {
 			args = append(args, "-ca", string(ca))
 		}
+		if p.Config.H2C() {
+			args = append(args, "-h2c")
+		}
 		if _, last = p.Exec(p.Client, append(args, p.URL(path))...); last != nil {
 			// A server whose worker the OOM killer ended may only restart
 			// it, forever: say so now, not after ReadyWait.

@@ -79,6 +79,15 @@ var blockingReaders = []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile, uw
 
 var nginxPaths = []string{"nginx-off", nginxOn}
 
+// h2Off are NGINX's HTTP/2 paths with buffering off: over TLS, and h2c
+// by prior knowledge.
+var h2Off = []string{nginxH2Off, nginxH2COff}
+
+// bothProtocols are the paths whose entry point takes HTTP/2 beside
+// HTTP/1.1 (by ALPN on TLS): /fast is timed over each (h2c takes HTTP/2
+// alone, and /fast goes over it alone).
+var bothProtocols = []string{nginxH2Off, "nginx-h2-on", directH2}
+
 // sendsItself are the rows whose workers (or threads) send a response
 // themselves, one at a time each: Gunicorn's sync workers, gthread's 4
 // threads, and uWSGI's workers but for a file its offload threads take.
@@ -136,29 +145,29 @@ var CellRules = []CellRule{
 			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.3 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
 			"/fast ran 69 to 205 ms at p95 beside it. With /fast over both protocols (16 requests a second, each a full handshake on its quarter core) it grew 87.4 to 93.8 MiB, " +
 			"took 16.8 to 17.0 s to serve the 4 streams, and /fast ran 473 to 569 ms at p95 over HTTP/1.1, 501 to 605 ms over HTTP/2"},
-	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
+	{Column: h2SlowRead, Paths: h2Off, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
 			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)",
 		Workers: WorkersHeldAll},
-	{Column: h2SlowRead, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
+	{Column: h2SlowRead, Paths: h2Off, Expect: ExpectNoStall,
 		Why: "a greenlet, a coroutine or uWSGI's offload thread waits on each stream's response, and the rest serve /fast (p95 3.6 to 4.6 ms over 3 runs)"},
 	{Column: h2SlowRead, Expect: ExpectNoStall,
 		Why: "NGINX takes each stream's 16 MiB whole into its temp directory (64 MiB for the 4) and feeds the windows itself: the workers are free in under a second " +
 			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s)",
 		Workers: WorkersFreeAll},
-	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: sendsItself, Expect: ExpectStalled,
+	{Column: h2ManyStreams, Paths: h2Off, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
 			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)",
 		Workers: WorkersHeldAll},
 	{Column: h2ManyStreams, Paths: []string{directH2}, Expect: ExpectAppKilled,
 		Why: "one connection of Hypercorn's 100 streams (h2_max_concurrent_streams), a window of 0, took Hypercorn to its 128 MiB limit and the OOM killer in each of 3 runs, " +
 			"every stream reset with it; /fast ran 1.3 to 4.8 s at p95 meanwhile"},
-	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: []string{hypercornRow}, Expect: ExpectUnprotected,
+	{Column: h2ManyStreams, Paths: h2Off, Rows: []string{hypercornRow}, Expect: ExpectUnprotected,
 		Why: "Hypercorn takes all 128 upstream requests and its quarter core serves their first blocks, its memory up 13.5 to 17.2 MiB, before /fast gets a turn " +
 			"(p95 25 ms to 3.0 s over 3 runs, either side of the stall line)"},
-	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Rows: []string{geventRow}, Expect: ExpectUnprotected,
+	{Column: h2ManyStreams, Paths: h2Off, Rows: []string{geventRow}, Expect: ExpectUnprotected,
 		Why: "gevent takes all 128 requests and its quarter core fills 128 sockets with their first half MiB each before /fast gets a turn (p95 0.12 to 1.86 s over 3 runs, either side of the stall line)"},
-	{Column: h2ManyStreams, Paths: []string{nginxH2Off}, Expect: ExpectNoStall,
+	{Column: h2ManyStreams, Paths: h2Off, Expect: ExpectNoStall,
 		Why: "a coroutine or uWSGI's offload thread waits on each held response, and the rest serve /fast (p95 3.2 to 9.2 ms over 3 runs)"},
 	{Column: h2ManyStreams, Expect: ExpectExhausted,
 		Why: "with buffering on, NGINX reads every stream's 16 MiB into its temp directory as fast as the server writes it, for a client that reads none: one connection fills the 80 MiB directory " +
@@ -235,7 +244,7 @@ func Companions(r CellRule, row, path, id string) []Verdict {
 		vs = append(vs, Verdict{ID: base + "-" + WorkersFreeAll, Kind: Lab, Unit: "workers", Check: Below(id, WorkersHeld, 0.5),
 			Text: where + ": no app worker held for a quarter of the window (" + heldWhy + ")"})
 	}
-	if strings.Contains(path, "h2") {
+	if slices.Contains(bothProtocols, path) {
 		switch r.Expect {
 		case ExpectStalled:
 			vs = append(vs, Verdict{ID: base + "-stalled-over-h2", Kind: Lab, Unit: "ms", Check: Above(id, P95H2, StalledMs),

@@ -74,7 +74,7 @@ func sampledH2(name string, f func(report.Condition) *float64) Metric {
 		}
 		v := f(c)
 		if v == nil {
-			return 0, errors.New("no /fast series over HTTP/2: the path's entry point does not speak it")
+			return 0, errors.New("no /fast series over HTTP/2 in every valid run (a path whose entry point takes HTTP/1.1 and HTTP/2 has one)")
 		}
 		return *v, nil
 	}}
@@ -125,12 +125,7 @@ var (
 	// the window or more: behind a front door, the upstream workers held.
 	WorkersHeld = sampled("app workers held", func(c report.Condition) *float64 { return c.AppWorkersHeld })
 	// WorkersFree is how many app workers no client held.
-	WorkersFree = sampled("app workers no client held", func(c report.Condition) *float64 {
-		if c.AppWorkers == nil || c.AppWorkersHeld == nil {
-			return nil
-		}
-		return report.Float(*c.AppWorkers - *c.AppWorkersHeld)
-	})
+	WorkersFree = sampled("app workers no client held", func(c report.Condition) *float64 { return c.AppWorkersFree })
 	// AcceptQueue is the most connections waiting at once to be accepted.
 	AcceptQueue = sampled("accept-queue peak", func(c report.Condition) *float64 { return c.AcceptQueuePeak })
 	SendQBusy   = withDownloads(sampled("app send-queue busy share", func(c report.Condition) *float64 { return c.AppSendQBusyShare }))

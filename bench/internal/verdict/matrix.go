@@ -49,7 +49,8 @@ func WaitAt(syscalls ...string) Metric {
 // Class is condition s's class in the matrix (report.Class*): no-data
 // without a sound run, or when its sound runs did not all run the
 // condition's slow clients; failed when a /fast request failed, a slow
-// client was not served as its kind expects or the OOM killer hit the
+// client was not served as its kind expects (a request of /fast's
+// HTTP/2 series counts as one of /fast's), or the OOM killer hit the
 // app or the proxy in any sound run; else by the median /fast
 // p95 of its valid runs, protected under ProtectedMs, stalled over
 // StalledMs, slowed between.
@@ -57,7 +58,7 @@ func Class(s report.Condition) string {
 	switch {
 	case s.RunsSound == 0 || s.RequestsTotal == 0 || s.DownloadsTotal != s.RecordsPerRun()*s.RunsSound:
 		return report.ClassNoData
-	case s.RequestsTotal-s.RequestsOK > 0 || s.DownloadsTotal-s.DownloadsComplete > 0 || s.RunsOOM > 0:
+	case s.RequestsTotal-s.RequestsOK > 0 || s.RequestsTotalH2-s.RequestsOKH2 > 0 || s.DownloadsTotal-s.DownloadsComplete > 0 || s.RunsOOM > 0:
 		return report.ClassFailed
 	case s.RunsValid == 0:
 		return report.ClassNoData
@@ -144,6 +145,7 @@ const (
 	h2SlowRead     = "h2-slow-read"
 	h2ManyStreams  = "h2-many-streams"
 	nginxH2Off     = "nginx-h2-off"
+	nginxH2COff    = "nginx-h2c-off"
 	nginxH2On      = "nginx-h2-on"
 	directH2       = "direct-h2"
 	wsSlowConsumer = "ws-slow-consumer"
