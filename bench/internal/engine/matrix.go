@@ -545,7 +545,8 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		// (3 runs, reports/measurements.md).
 		// HTTP/2, once a column: sync behind NGINX's h2 listener with
 		// buffering off, stalled by 2 slow HTTP/2 readers (12.0 s against
-		// the stall line of 1 s, 3 runs), and with buffering on, the temp
+		// the stall line of 1 s, 3 runs), and so behind its h2c listener
+		// (11,977 to 12,031 ms, 3 runs), and with buffering on, the temp
 		// directory one connection's 128 held streams fill (80.0 MiB
 		// against the line of 75, 3 runs, a kill counting as full).
 		ci := c.Row == MatrixRows[0].ID && (c.Column == SlowTLS.ID && (c.Path == DirectTLS.ID || c.Path == NginxTLSOn.ID) ||

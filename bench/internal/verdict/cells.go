@@ -144,31 +144,34 @@ var CellRules = []CellRule{
 		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
 			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.3 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
 			"/fast ran 69 to 205 ms at p95 beside it. With /fast over both protocols (16 requests a second, each a full handshake on its quarter core) it grew 87.4 to 93.8 MiB, " +
-			"took 16.8 to 17.0 s to serve the 4 streams, and /fast ran 473 to 569 ms at p95 over HTTP/1.1, 501 to 605 ms over HTTP/2"},
+			"took 16.8 to 17.0 s to serve the 4 streams, and /fast ran 473 to 671 ms at p95 over HTTP/1.1, 501 to 638 ms over HTTP/2 (6 runs, growth 86.7 to 98.6 MiB)"},
 	{Column: h2SlowRead, Paths: h2Off, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
 			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)",
 		Workers: WorkersHeldAll},
 	{Column: h2SlowRead, Paths: h2Off, Expect: ExpectNoStall,
-		Why: "a greenlet, a coroutine or uWSGI's offload thread waits on each stream's response, and the rest serve /fast (p95 3.6 to 4.6 ms over 3 runs)"},
+		Why: "a greenlet, a coroutine or uWSGI's offload thread waits on each stream's response, and the rest serve /fast (p95 3.6 to 4.6 ms over 3 runs; " +
+			"with /fast over HTTP/2 beside it, 3.4 to 9.1 ms, and 5.0 to 28.4 ms over HTTP/2, h2c's cells included)"},
 	{Column: h2SlowRead, Expect: ExpectNoStall,
 		Why: "NGINX takes each stream's 16 MiB whole into its temp directory (64 MiB for the 4) and feeds the windows itself: the workers are free in under a second " +
-			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s)",
+			"(p95 4.6 to 137 ms over 3 runs of every row, against the stall line of 1 s; with /fast over HTTP/2 beside it, 3.1 to 32.5 ms, and 4.6 to 33.6 ms over HTTP/2)",
 		Workers: WorkersFreeAll},
 	{Column: h2ManyStreams, Paths: h2Off, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "one connection's 128 streams are 128 upstream requests, none of whose bodies NGINX may send on (a window of 0) nor, with buffering off, read on: every worker or thread is held in its send " +
-			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows)",
+			"with the rest queued behind it (p95 9.05 to 11.4 s over 3 runs of each of the 6 rows; 9.04 to 11.4 s again with /fast over HTTP/2 beside it, 9.13 to 11.4 s over HTTP/2)",
 		Workers: WorkersHeldAll},
 	{Column: h2ManyStreams, Paths: []string{directH2}, Expect: ExpectAppKilled,
 		Why: "one connection of Hypercorn's 100 streams (h2_max_concurrent_streams), a window of 0, took Hypercorn to its 128 MiB limit and the OOM killer in each of 3 runs, " +
 			"every stream reset with it; /fast ran 1.3 to 4.8 s at p95 meanwhile"},
 	{Column: h2ManyStreams, Paths: h2Off, Rows: []string{hypercornRow}, Expect: ExpectUnprotected,
-		Why: "Hypercorn takes all 128 upstream requests and its quarter core serves their first blocks, its memory up 13.5 to 17.2 MiB, before /fast gets a turn " +
-			"(p95 25 ms to 3.0 s over 3 runs, either side of the stall line)"},
+		Why: "Hypercorn takes all 128 upstream requests and its quarter core serves their first blocks, its memory up 13.5 to 19.5 MiB, before /fast gets a turn " +
+			"(p95 25 ms to 3.0 s over 3 runs, either side of the stall line; 449 ms to 3.4 s with /fast over HTTP/2 beside it)"},
 	{Column: h2ManyStreams, Paths: h2Off, Rows: []string{geventRow}, Expect: ExpectUnprotected,
-		Why: "gevent takes all 128 requests and its quarter core fills 128 sockets with their first half MiB each before /fast gets a turn (p95 0.12 to 1.86 s over 3 runs, either side of the stall line)"},
+		Why: "gevent takes all 128 requests and its quarter core fills 128 sockets with their first half MiB each before /fast gets a turn (p95 0.12 to 1.86 s over 3 runs, either side of the stall line; " +
+			"0.89 to 3.8 s with /fast over HTTP/2 beside it, or over h2c)"},
 	{Column: h2ManyStreams, Paths: h2Off, Expect: ExpectNoStall,
-		Why: "a coroutine or uWSGI's offload thread waits on each held response, and the rest serve /fast (p95 3.2 to 9.2 ms over 3 runs)"},
+		Why: "a coroutine or uWSGI's offload thread waits on each held response, and the rest serve /fast (p95 3.2 to 9.2 ms over 3 runs; with /fast over HTTP/2 beside it, 4.5 to 17 ms " +
+			"but one run of Gunicorn's Uvicorn worker at 672 ms, its median 16.6 ms)"},
 	{Column: h2ManyStreams, Expect: ExpectExhausted,
 		Why: "with buffering on, NGINX reads every stream's 16 MiB into its temp directory as fast as the server writes it, for a client that reads none: one connection fills the 80 MiB directory " +
 			"(every run: 79.7 to 80.0 MiB) and takes NGINX to its 96 MiB memory limit, which the tmpfs counts; it then resets the streams it has no room for (29 to 122 of 128), " +
@@ -258,8 +261,8 @@ func Companions(r CellRule, row, path, id string) []Verdict {
 }
 
 // heldWhy is the held-worker line's justification (engine.WorkerHeldShare).
-const heldWhy = "the line is 0.25 of the samples; sync's held workers spent 0.86 to 0.96 of theirs in their sends behind NGINX's HTTP/2 with buffering off, " +
-	"its free ones 0.02 to 0.05 with buffering on, over 3 runs of each HTTP/2 column"
+const heldWhy = "the line is 0.25 of the samples; over 3 runs of every such cell, held workers spent 0.69 to 0.98 of theirs waiting to write behind NGINX's HTTP/2 or h2c with buffering off, " +
+	"free ones at most 0.07 under slow readers with buffering on"
 
 func pathText(path string) string {
 	switch path {
