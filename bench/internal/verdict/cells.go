@@ -143,8 +143,8 @@ var CellRules = []CellRule{
 	{Column: h2SlowRead, Paths: []string{directH2}, Expect: ExpectUnbounded,
 		Why: "Hypercorn serving the 4 slow streams of 16 MiB over its own HTTP/2 grew 63.9 to 88.8 MiB (peak 131 to 144 MiB of its 256) in each of 3 runs, against the line of 16: " +
 			"about the streams' whole bodies; behind NGINX's HTTP/2, each stream an HTTP/1.1 request to it, 0.3 to 1.5 MiB. At article A's 128 MiB it sat at its limit (growth 73.1 to 74.2 MiB). " +
-			"/fast ran 69 to 205 ms at p95 beside it. With /fast over both protocols (16 requests a second, each a full handshake on its quarter core) it grew 87.4 to 93.8 MiB, " +
-			"took 16.8 to 17.0 s to serve the 4 streams, and /fast ran 473 to 671 ms at p95 over HTTP/1.1, 501 to 638 ms over HTTP/2 (6 runs, growth 86.7 to 98.6 MiB)"},
+			"/fast ran 69 to 205 ms at p95 beside it (Intel Xeon). On an AMD EPYC it grew 78.2 to 98.6 MiB and took 14 to 22 s to serve the 4 streams, /fast at 90 to 671 ms, " +
+			"with or without /fast's HTTP/2 series beside it (9 runs; 501 to 638 ms over HTTP/2)"},
 	{Column: h2SlowRead, Paths: h2Off, Rows: sendsItself, Expect: ExpectStalled,
 		Why: "NGINX forwards each HTTP/2 stream as its own HTTP/1.1 request and, with buffering off, reads each response only as fast as its stream's window returns: 2 connections of 2 streams hold 4 workers " +
 			"(or gthread's 4 threads) in their sends; /fast waits behind them (p95 5.36 to 12.7 s over 3 runs of each of the 6 rows, against the stall line of 1 s)",
