@@ -48,22 +48,13 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	var failures, problems []string
 	out := RunRows{}
 
-	var lat, lag stats.Latencies
+	var lag stats.Latencies
 	var late load.Latest // the two latest starts
 	for _, p := range res.Fast {
 		late.Add(p.Lag)
-		lat.Add(p.Latency)
 		lag.Add(p.Lag)
-		if p.OK(res.Spec) {
-			run.RequestsOK++
-		} else if len(failures) < 3 {
-			failures = append(failures, fmt.Sprintf("request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
-		}
-		out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
-			ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
-			Status: p.Status, Bytes: p.Bytes, Error: p.Error})
 	}
-	lat.Close()
+	lat := fastSeries(rec, res.Fast, "", &out, &run.RequestsOK, &failures)
 	lag.Close()
 	run.P50Ms, run.P95Ms, run.MaxMs = stats.Ms(lat.P50), stats.Ms(lat.P95), stats.Ms(lat.Max)
 	run.LagMaxMs, run.LagP99Ms, run.LagSecondMs = stats.Ms(lag.Max), stats.Ms(lag.P99), stats.Ms(late.Second)
@@ -71,20 +62,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		problems = append(problems, "no /fast request was made")
 	}
 	if len(res.FastH2) > 0 {
-		var h2 stats.Latencies
 		run.RequestsTotalH2 = len(res.FastH2)
-		for _, p := range res.FastH2 {
-			h2.Add(p.Latency)
-			if p.OK(res.Spec) {
-				run.RequestsOKH2++
-			} else if len(failures) < 3 {
-				failures = append(failures, fmt.Sprintf("HTTP/2 request %d: status %d, %d bytes, %s", p.Seq, p.Status, p.Bytes, p.Error))
-			}
-			out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
-				ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
-				Status: p.Status, Bytes: p.Bytes, Error: p.Error, Proto: report.ProtoH2})
-		}
-		h2.Close()
+		h2 := fastSeries(rec, res.FastH2, report.ProtoH2, &out, &run.RequestsOKH2, &failures)
 		run.P50MsH2, run.P95MsH2 = stats.Ms(h2.P50), stats.Ms(h2.P95)
 	}
 	if res.Stopped != "" {
@@ -196,6 +175,31 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	run.Invalid = strings.Join(append(failures, problems...), "; ")
 	out.Run = run
 	return out
+}
+
+// fastSeries folds one /fast series of rec's run (proto "" for HTTP/1.1's,
+// report.ProtoH2 for HTTP/2's): its closed latencies, its requests served
+// counted in ok, its rows appended to out, and its first failures named
+// in failures (3 in all, over every series).
+func fastSeries(rec Record, reqs []load.FastRequest, proto string, out *RunRows, ok *int, failures *[]string) stats.Latencies {
+	var lat stats.Latencies
+	what := "request"
+	if proto == report.ProtoH2 {
+		what = "HTTP/2 request"
+	}
+	for _, p := range reqs {
+		lat.Add(p.Latency)
+		if p.OK(rec.Load.Spec) {
+			*ok++
+		} else if len(*failures) < 3 {
+			*failures = append(*failures, fmt.Sprintf("%s %d: status %d, %d bytes, %s", what, p.Seq, p.Status, p.Bytes, p.Error))
+		}
+		out.Requests = append(out.Requests, report.Request{Condition: rec.Condition, Run: rec.Run, Seq: p.Seq,
+			ScheduledMs: stats.Ms(p.Scheduled), LagMs: stats.Ms(p.Lag), LatencyMs: stats.Ms(p.Latency),
+			Status: p.Status, Bytes: p.Bytes, Error: p.Error, Proto: proto})
+	}
+	lat.Close()
+	return lat
 }
 
 // samplerProblems are why a run's sampler data cannot be trusted.

@@ -41,13 +41,7 @@ func fastH2Request(ctx context.Context, spec *Spec, seq int, runStart, due time.
 	defer cancel()
 	status, n, err := h2Exchange(ctx, spec.FastURL, spec)
 	p.Latency = time.Since(began)
-	p.Status, p.Bytes = status, n
-	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
-		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)
-	}
-	if err != nil {
-		p.Error = err.Error()
-	}
+	p.settle(spec, status, n, err)
 	return p
 }
 

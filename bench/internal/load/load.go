@@ -786,30 +786,26 @@ func Run(ctx context.Context, spec Spec) (Result, error) {
 	// depends on an earlier one (open loop) nor on a goroutine's start-up.
 	fastStart := start.Add(spec.FastOffset)
 	interval := time.Duration(float64(time.Second) / max(spec.FastRate, 1e-9))
-	for k := range spec.FastCount {
-		due := fastStart.Add(time.Duration(k) * interval)
+	// slot sends request k into *into at due, or records it not sent if
+	// the run stops first.
+	slot := func(k int, due time.Time, into *FastRequest, send func() FastRequest) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if !waitUntil(due, done) {
-				res.Fast[k] = FastRequest{Seq: k, Scheduled: due.Sub(start), Error: NotSent}
+				*into = FastRequest{Seq: k, Scheduled: due.Sub(start), Error: NotSent}
 				return
 			}
-			res.Fast[k] = fastRequest(ctx, &spec, k, start, due, watch)
+			*into = send()
 		}()
-		if !spec.FastH2 {
-			continue
+	}
+	for k := range spec.FastCount {
+		due := fastStart.Add(time.Duration(k) * interval)
+		slot(k, due, &res.Fast[k], func() FastRequest { return fastRequest(ctx, &spec, k, start, due, watch) })
+		if spec.FastH2 {
+			dueH2 := fastH2Due(fastStart, k, interval)
+			slot(k, dueH2, &res.FastH2[k], func() FastRequest { return fastH2Request(ctx, &spec, k, start, dueH2) })
 		}
-		dueH2 := fastH2Due(fastStart, k, interval)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !waitUntil(dueH2, done) {
-				res.FastH2[k] = FastRequest{Seq: k, Scheduled: dueH2.Sub(start), Error: NotSent}
-				return
-			}
-			res.FastH2[k] = fastH2Request(ctx, &spec, k, start, dueH2)
-		}()
 	}
 	wg.Wait()
 	meter.stop(&res)
@@ -845,6 +841,13 @@ func fastRequest(ctx context.Context, spec *Spec, seq int, runStart, due time.Ti
 		status, n, _, err = exchange(ctx, spec.FastURL, "", nil, spec.tlsConf, nil)
 	}
 	p.Latency = watch.end(seq, began)
+	p.settle(spec, status, n, err)
+	return p
+}
+
+// settle records a /fast exchange's answer on p: its status and body
+// length, and err, or a body not FastBodyBytes long (unless AnyLength).
+func (p *FastRequest) settle(spec *Spec, status int, n int64, err error) {
 	p.Status, p.Bytes = status, n
 	if err == nil && spec.FastBodyBytes != AnyLength && n != spec.FastBodyBytes {
 		err = fmt.Errorf("body is %d bytes, want %d", n, spec.FastBodyBytes)
@@ -852,7 +855,6 @@ func fastRequest(ctx context.Context, spec *Spec, seq int, runStart, due time.Ti
 	if err != nil {
 		p.Error = err.Error()
 	}
-	return p
 }
 
 // cutOnStop ends conn's reads and writes once ctx is done: a run stopped

@@ -53,28 +53,19 @@ func measured(name string, f func(report.Condition) float64) Metric {
 // sampled is a metric from the /proc sampler, absent (nil) when a valid
 // run lacked it.
 func sampled(name string, f func(report.Condition) *float64) Metric {
-	return Metric{Name: name, over: foldMedian, of: func(c report.Condition) (float64, error) {
-		if c.RunsValid == 0 {
-			return 0, errNoValidRun
-		}
-		v := f(c)
-		if v == nil {
-			return 0, fmt.Errorf("no %s from the sampler", name)
-		}
-		return *v, nil
-	}}
+	return optional(name, fmt.Errorf("no %s from the sampler", name), f)
 }
 
-// sampledH2 is a figure of /fast's HTTP/2 series, absent (nil) on a path
-// without one.
-func sampledH2(name string, f func(report.Condition) *float64) Metric {
+// optional is a metric a valid run may lack (f gives nil), missing then
+// for why.
+func optional(name string, why error, f func(report.Condition) *float64) Metric {
 	return Metric{Name: name, over: foldMedian, of: func(c report.Condition) (float64, error) {
 		if c.RunsValid == 0 {
 			return 0, errNoValidRun
 		}
 		v := f(c)
 		if v == nil {
-			return 0, errors.New("no /fast series over HTTP/2 in every valid run (a path whose entry point takes HTTP/1.1 and HTTP/2 has one)")
+			return 0, why
 		}
 		return *v, nil
 	}}
@@ -120,7 +111,8 @@ var (
 	MostBlocked  = sampled("most blocked worker's send share", func(c report.Condition) *float64 { return c.AppWorkerSendShareMax })
 	// P95H2 is /fast's p95 over HTTP/2 (report.Condition.P95MsH2), on a
 	// path whose entry point speaks it.
-	P95H2 = sampledH2("p95 over HTTP/2", func(c report.Condition) *float64 { return c.P95MsH2 })
+	P95H2 = optional("p95 over HTTP/2", errors.New("no /fast series over HTTP/2 in every valid run (a path whose entry point takes HTTP/1.1 and HTTP/2 has one)"),
+		func(c report.Condition) *float64 { return c.P95MsH2 })
 	// WorkersHeld is how many app workers a client held for a quarter of
 	// the window or more: behind a front door, the upstream workers held.
 	WorkersHeld = sampled("app workers held", func(c report.Condition) *float64 { return c.AppWorkersHeld })
