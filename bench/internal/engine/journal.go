@@ -85,7 +85,7 @@ func NewFingerprint(labImage, baseImage string, s Settings, host Host) Fingerpri
 	plan := s.Table() // every shard of a series shares its table
 	f.SweepRuns, f.MatrixRuns, f.StreamRuns, f.ExhaustionRuns, f.Shard = plan.SweepRuns, plan.MatrixRuns, plan.StreamRuns, plan.ExhaustionRuns, s.Shard
 	for _, c := range plan.Table() {
-		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: c.Load("http://pod", c.ID)}
+		f.ArticleA[c.ID] = fingerprintA{Pod: c.Pod(labImage), Load: plan.Load(c, "http://pod", c.ID)}
 	}
 	for _, srv := range ServersB {
 		for _, b := range BlockingMs {

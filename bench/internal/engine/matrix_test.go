@@ -345,3 +345,16 @@ func TestExhaustedLineIsAFullTempDirectory(t *testing.T) {
 	assert.Greater(t, float64(verdict.ExhaustedSpillMiB), 0.9*room)
 	assert.Greater(t, float64(verdict.ExhaustedSpillMiB), float64(H2ReadStreams*2*load.DefaultLargeSize)/(1<<20), "the slow readers' own spill is under it")
 }
+
+// TestPlanBaseline: the raw-exchange baseline follows a run without a
+// slow client under "full" only; a run with one never takes it.
+func TestPlanBaseline(t *testing.T) {
+	idle, loaded := Pick(ArticleA, "direct-0dl")[0], Pick(ArticleA, "direct-2dl")[0]
+	assert.Equal(t, load.DefaultBaselineRequests, Plans["full"].Load(idle, "http://pod", "x").BaselineRequests)
+	assert.Zero(t, Plans["ci"].Load(idle, "http://pod", "x").BaselineRequests, "ci takes no baseline")
+	assert.Zero(t, Plans["full"].Load(loaded, "http://pod", "x").BaselineRequests)
+	// The rest of the load is the condition's own.
+	full, ci := Plans["full"].Load(idle, "http://pod", "x"), Plans["ci"].Load(idle, "http://pod", "x")
+	ci.BaselineRequests = full.BaselineRequests
+	assert.Equal(t, full, ci)
+}

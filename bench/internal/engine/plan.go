@@ -3,6 +3,7 @@ package engine
 import (
 	"slices"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/verdict"
 )
 
@@ -51,6 +52,23 @@ type Plan struct {
 	// runs cannot change a verdict (Reports.Settled): "ci" only, and
 	// never on a shard, whose other shards' conditions it cannot see.
 	Settle bool
+	// Baseline times the raw-exchange baseline after the load of each run
+	// without a slow client (load.Spec.BaselineRequests: baseline_p50_ms
+	// and baseline_p95_ms in runs.json), what the endpoint costs without
+	// the requester: "full" only. No verdict reads it, and it lengthens
+	// each such run by about 1.9 s (72 exchanges 25 ms apart: a 0-download
+	// window of 11.0 s against 9.1 s), some 15 runs of make test.
+	Baseline bool
+}
+
+// Load is condition c's load against base (Condition.Load), less the
+// baseline where the plan takes none.
+func (p Plan) Load(c Condition, base, idPrefix string) load.Spec {
+	s := c.Load(base, idPrefix)
+	if !p.Baseline {
+		s.BaselineRequests = 0
+	}
+	return s
 }
 
 // Planned is how many runs the plan takes of each condition, article A's
@@ -131,6 +149,7 @@ var Plans = map[string]Plan{
 		StreamRuns:     3,
 		Exhaustion:     slices.Concat(ExhaustionTable, ScaleTable(), LimitTable),
 		ExhaustionRuns: 3,
+		Baseline:       true,
 	},
 	"ci": {
 		Conditions: slices.Concat(Under(ArticleA, Stock),

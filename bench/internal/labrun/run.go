@@ -119,7 +119,7 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	mark = time.Now()
 	// The load starts once the sampler has taken its first sample: the
 	// two execs run at once, and LoadStartS holds both starts.
-	ld := c.Load(pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
+	ld := l.Settings.Table().Load(c, pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
 	ld.CAPEM = string(pod.CAPEM()) // empty unless the pod speaks TLS
 	if l.Safety != nil {           // the redo rule is on: its client meters its hiccups
