@@ -18,7 +18,8 @@ import (
 // A stack check puts a team's stack file (package stackfile) through the
 // matrix's columns its requirements name: its server is one more matrix
 // row, on one path (direct, NGINX from the lab's template, or the team's
-// own NGINX config), stepped 0, 1, 2, … up to each requirement plus one.
+// own NGINX config), stepped 0, then as a bracket of each requirement
+// (labrun's RunStack).
 
 // StackBehaviour is one required slow-client behaviour: a matrix column.
 type StackBehaviour struct {

@@ -16,11 +16,12 @@ import (
 )
 
 // RunStack runs sc's check: its baseline (no slow client), then each
-// behaviour's steps 1, 2, … up to its requirement plus one, stopping at
-// the first step that broke. A step is one run; one that broke gets a
-// second, and a tie a third, so that one noisy run decides nothing. The
-// runs land in the series' reports; sc's requirements are judged as the
-// "stack" table of claims.json. m is the matrix the advice is taken from.
+// behaviour's steps as a bracket (bracket): the required step, and the
+// next step past it when that held. A step is one run; one that broke
+// gets a second, and a tie a third, so that one noisy run decides
+// nothing. The runs land in the series' reports; sc's requirements are
+// judged as the "stack" table of claims.json. m is the matrix the advice
+// is taken from.
 func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (report.Stack, error) {
 	t.Helper()
 	bound := sc.File.Requires.P95Ms()
@@ -37,7 +38,7 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		if own := sc.BaselineOf(b); own.ID != sc.Baseline().ID {
 			order = append(order, own)
 		}
-		for _, n := range b.Steps() {
+		for _, n := range bracketHeld(b.Steps(), b.Required) {
 			order = append(order, sc.Step(b, n))
 		}
 	}
@@ -67,16 +68,12 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 			sb.Path, sb.Baseline, held = sc.PathOf(b).ID, &step, step.State == engine.StateHeld
 		}
 		if held {
-			for _, n := range b.Steps() {
+			run := func(n int) (report.StackStep, error) {
 				c := sc.Step(b, n)
-				step, err := l.runStep(t, c, n, bound, next(c))
-				if err != nil {
-					return st, err
-				}
-				sb.Steps = append(sb.Steps, step)
-				if step.State != engine.StateHeld {
-					break
-				}
+				return l.runStep(t, c, n, bound, next(c))
+			}
+			if sb.Steps, err = bracket(b.Steps(), b.Required, run); err != nil {
+				return st, err
 			}
 		}
 		st.Behaviours = append(st.Behaviours, sb)
@@ -94,6 +91,58 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		}
 	}
 	return engine.FoldStack(st, claims, m), nil
+}
+
+// bracket runs the steps (ascending, the requirement among them) that
+// bracket the requirement, through run, and returns them ascending: the
+// required step; when it held, the next step past it (the bracket's upper
+// side), the steps below held by implication, since one more slow client
+// never frees a worker; when it broke (or has no data), the steps below it
+// from the first up, stopping at the first that did not hold, which find
+// where it stalls. A stack that holds so takes two steps where stepping
+// up from 1 took the requirement plus one; one that breaks takes the
+// required step's runs more than that did.
+func bracket(steps []int, required int, run func(n int) (report.StackStep, error)) ([]report.StackStep, error) {
+	r := slices.Index(steps, required)
+	if r < 0 {
+		return nil, fmt.Errorf("stack check: the requirement %d is not among its steps %v", required, steps)
+	}
+	top, err := run(required)
+	if err != nil {
+		return nil, err
+	}
+	out := []report.StackStep{top}
+	switch {
+	case top.State == engine.StateHeld && r+1 < len(steps):
+		past, err := run(steps[r+1])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, past)
+	case top.State == engine.StateBroken:
+		for _, n := range steps[:r] {
+			step, err := run(n)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, step)
+			if step.State != engine.StateHeld {
+				break
+			}
+		}
+	}
+	slices.SortFunc(out, func(a, b report.StackStep) int { return a.Clients - b.Clients })
+	return out, nil
+}
+
+// bracketHeld are the steps bracket runs while every one holds: the
+// required step and the next past it.
+func bracketHeld(steps []int, required int) []int {
+	r := slices.Index(steps, required)
+	if r < 0 {
+		return nil
+	}
+	return steps[r:min(r+2, len(steps))]
 }
 
 // runStep runs c once, or twice or three times (RunStack), and reports it.

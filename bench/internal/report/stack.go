@@ -47,7 +47,10 @@ type StackBehaviour struct {
 	// Baseline is its own step 0 on Path (the fast path alone), when it
 	// has a path of its own; else the stack's Baseline is its step 0.
 	Baseline *StackStep `json:"baseline,omitempty"`
-	// Steps are the steps run, from 1 slow client up.
+	// Steps are the steps run, ascending by clients: the required one
+	// and the one past it, or those from 1 up to the first broken and the
+	// required one (labrun's RunStack bracket); a step not run below one
+	// held held too.
 	Steps []StackStep `json:"steps"`
 	// HeldUpTo is the most slow clients under which the fast path held
 	// (-1: not even the baseline); StallsAt the first step that broke, 0

@@ -476,7 +476,8 @@ const LinearSteps = 16
 // to the requirement plus one while that is at most LinearSteps; past it
 // they double from LinearSteps (32, 64, …), the requirement itself is a
 // step, and the last is the next doubling past it, within limit (the
-// most clients a step runs): a bracket, as slowhttptest's. 0 requires
+// most clients a step runs): a bracket, as slowhttptest's, which the
+// check searches from the requirement (labrun's RunStack). 0 requires
 // none.
 func Steps(required, limit int) []int {
 	if required <= 0 {

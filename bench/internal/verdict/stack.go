@@ -8,10 +8,12 @@ import (
 )
 
 // A stack check (a team's stack file, package stackfile) steps the number
-// of concurrent slow clients of each behaviour it requires, 0, 1, 2, …,
-// and stops at the first step at which the fast path breaks its bound.
-// The functions here decide a step and a requirement from the steps'
-// condition summaries, for the engine's stepping and for the claims.
+// of concurrent slow clients of each behaviour it requires as a bracket:
+// the baseline (0), then the required step; past it the next step when it
+// held, below it the steps from the first up to the first that broke when
+// it did not. The functions here decide a step and a requirement from the
+// steps' condition summaries, for the engine's stepping and for the
+// claims.
 
 // StepState is what a step's runs say.
 type StepState int
@@ -57,12 +59,16 @@ func Step(s report.Condition, boundMs float64) (state StepState, measured float6
 
 // StackRequirement holds when the fast path held its bound at every step
 // from baseline (0 slow clients) up to required slow clients: steps[i] is
-// the condition of clients[i] clients (one at a time, then geometric:
-// stackfile.Steps). Steps past the first broken one are never run, and
-// need not be; a step missing before any broke, or one without a sound
-// run or still undecided, is missing data. The measured value is the
-// most slow clients under which it held (-1 when even the baseline
-// broke): with the first broken step, the bracket.
+// the condition of clients[i] clients, ascending (one at a time, then
+// geometric: stackfile.Steps). A step that did not run below one that held
+// held too: one more slow client never frees a worker, so the check runs
+// the required step first and the steps below it only when it did not
+// hold (labrun's RunStack). Steps past the first broken one are never run,
+// and need not be; a step up to the requirement that did not run with no
+// step above it held, or one without a sound run or still undecided, is
+// missing data. The measured value is the most slow clients under which
+// it held, run or implied (-1 when even the baseline broke): with the
+// first broken step, the bracket.
 func StackRequirement(baseline string, steps []string, clients []int, required int, boundMs float64) Check {
 	return stackReq{baseline, steps, clients, required, boundMs}
 }
@@ -84,7 +90,9 @@ func (r stackReq) Eval(d Data) (Outcome, error) {
 	}
 	ids := append([]string{r.baseline}, r.steps...)
 	clients := append([]int{0}, r.clients...)
-	held := -1
+	// held is the most clients held so far; gap the first step not run
+	// since, which a step held above it implies.
+	held, gap := -1, -1
 	for i, id := range ids {
 		n := clients[i]
 		s, ok := d.Conditions[id]
@@ -92,7 +100,10 @@ func (r stackReq) Eval(d Data) (Outcome, error) {
 			if n > r.required {
 				break // stepping may stop past the requirement
 			}
-			return Outcome{}, fmt.Errorf("step %d (%s) did not run, and no earlier step broke", n, id)
+			if gap < 0 {
+				gap = n
+			}
+			continue
 		}
 		state, _, err := Step(s, r.bound)
 		if n > r.required && (err != nil || state == StepUndecided) {
@@ -107,7 +118,10 @@ func (r stackReq) Eval(d Data) (Outcome, error) {
 		if state == StepBroken {
 			break
 		}
-		held = n
+		held, gap = n, -1
+	}
+	if gap >= 0 {
+		return Outcome{}, fmt.Errorf("step %d did not run, and no step above it held", gap)
 	}
 	return Outcome{Measured: float64(held), Threshold: th, Holds: held >= r.required}, nil
 }

@@ -48,8 +48,9 @@ func TestStep(t *testing.T) {
 }
 
 // The requirement never passes on missing data: a step up to the
-// requirement that did not run (with no broken step before it) or has no
-// sound run fails as missing; steps past the first broken one need not run.
+// requirement that did not run (with no step above it held) or has no
+// sound run fails as missing; steps past the first broken one need not
+// run, nor those below a step that held (the bracket RunStack runs).
 func TestStackRequirement(t *testing.T) {
 	steps := []string{"s1", "s2", "s3"}
 	check := StackRequirement("s0", steps, []int{1, 2, 3}, 2, 50)
@@ -97,6 +98,26 @@ func TestStackRequirement(t *testing.T) {
 
 	c = claim(data())
 	assert.Equal(t, report.StatusNotRun, c.Status, "a check never started is not run")
+
+	// The bracket: the required step first, then the one past it.
+	c = claim(data(runs("s0", 0, 2), runs("s2", 0, 3), runs("s3", 0, 4)))
+	assert.Equal(t, report.StatusHolds, c.Status, "s1 is held by implication: s2 held")
+	assert.EqualValues(t, 3, c.Measured)
+
+	c = claim(data(runs("s0", 0, 2), runs("s2", 0, 3), runs("s3", 0, 5900, 5800)))
+	assert.Equal(t, report.StatusHolds, c.Status, "stalls past the requirement")
+	assert.EqualValues(t, 2, c.Measured, "the bracket is 2 to 3")
+
+	c = claim(data(runs("s0", 0, 2), runs("s1", 0, 900, 950), runs("s2", 0, 5900, 5800)))
+	assert.Equal(t, report.StatusFails, c.Status, "broke at 2, then at 1 on the way up")
+	assert.EqualValues(t, 0, c.Measured)
+
+	c = claim(data(runs("s0", 0, 2), runs("s2", 0, 5900, 5800)))
+	assert.Equal(t, report.StatusMissing, c.Status, "broke at 2, and 1 never ran: nothing held above it")
+
+	c = claim(data(runs("s0", 0, 2), runs("s3", 0, 4)))
+	assert.Equal(t, report.StatusHolds, c.Status, "a step held past the requirement implies those below it too")
+	assert.EqualValues(t, 3, c.Measured)
 }
 
 // Past 16 the steps are geometric: the measured value is the clients of
