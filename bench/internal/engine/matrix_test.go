@@ -294,12 +294,13 @@ func TestCapacitySteps(t *testing.T) {
 	// article A's cells, and the steps the capacity verdicts read.
 	// The ci plan runs every row directly but sync's and gthread's
 	// (article A's) and uWSGI's plain generator, the 7 cells the
-	// slow-client verdicts read, sync behind every front door, sync's
-	// two slow-TLS cells, its HTTP/2 cells (slow readers behind NGINX's
-	// h2 and h2c listeners with buffering off, many streams with it on),
-	// Daphne's WebSocket cell and gthread's steps at 3 and 4.
+	// slow-client verdicts read, sync behind every front door, one cell
+	// of each of issue 32's columns (sync's slow TLS behind NGINX's TLS
+	// with buffering on, its slow HTTP/2 readers behind NGINX's h2
+	// listener with buffering off, many streams with it on, Daphne's
+	// WebSocket cell) and gthread's steps at 3 and 4.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+2+3+1+2)
+	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+1+2+1+2)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

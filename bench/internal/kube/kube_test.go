@@ -204,7 +204,7 @@ func renderable(t *testing.T, cs []engine.Condition) []engine.Condition {
 		}
 		out = append(out, c)
 	}
-	assert.Equal(t, []string{"matrix-slow-tls-gunicorn-sync-2-direct-tls", "matrix-slow-tls-gunicorn-sync-2-nginx-tls-on",
+	assert.Equal(t, []string{"matrix-slow-tls-gunicorn-sync-2-nginx-tls-on",
 		"matrix-h2-slow-read-gunicorn-sync-2-nginx-h2-off", "matrix-h2-many-streams-gunicorn-sync-2-nginx-h2-on"}, left, "the TLS cells, HTTP/2's among them")
 	return out
 }
