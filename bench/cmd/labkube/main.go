@@ -116,7 +116,7 @@ func render(args []string) error {
 	if *series == "" {
 		*series = "wsgilab-" + *table
 	}
-	jobs, err := kube.Render(conds, func(c engine.Condition) int { return runs[c.ID] }, kube.Options{Series: *series, Namespace: *ns, Image: *img, Nodes: *nodes})
+	jobs, err := kube.Render(conds, func(c engine.Condition) int { return runs[c.ID] }, kube.Options{Series: *series, Namespace: *ns, Image: *img, Nodes: *nodes, Load: plan.Load})
 	if err != nil {
 		return err
 	}

@@ -527,8 +527,9 @@ func MatrixVerdicts() []verdict.Verdict {
 // generator's stall (its offload twin asserts the same and more),
 // verdict.SlowClients, and sync's protection behind buffering on, which
 // reads article A's nginx-on-2dl, the front doors' verdicts about sync,
-// sync's two slow-TLS cells (its own TLS, NGINX's with buffering on), one
-// cell of each HTTP/2 column and Daphne's WebSocket cell (CellRules).
+// and one cell of each of issue 32's columns: sync's slow TLS behind
+// NGINX's TLS with buffering on, its cell of each HTTP/2 column and
+// Daphne's WebSocket cell (CellRules).
 func CIMatrixVerdicts() []verdict.Verdict {
 	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
 	vs = append(vs, verdict.SlowClients...)
@@ -544,7 +545,8 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		// against the protected line (3 runs, reports/measurements.md);
 		// sync's stall when it terminates TLS itself (8.92 to 8.94 s) is
 		// sync.yaml's step at 2 slow TLS handshakes in TestStack, the
-		// same 2 workers and clients. HTTP/2: sync behind NGINX's h2
+		// same 2 workers and clients, each run's p95 asserted past the
+		// stall line (exampleStacks' stalled). HTTP/2: sync behind NGINX's h2
 		// listener with buffering off, stalled by 2 slow HTTP/2 readers
 		// (12.0 s against the stall line of 1 s, 3 runs); with buffering
 		// on, the temp directory one connection's 128 held streams fill

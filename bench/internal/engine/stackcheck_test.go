@@ -186,6 +186,7 @@ func TestStackAdvice(t *testing.T) {
 	late.Behaviours[0].Steps[1].Why = "its 2 sound runs split evenly between held and broken"
 	got = FoldStack(late, []report.Claim{{Status: report.StatusMissing}}, m)
 	assert.Equal(t, "no data at 2 slow readers: its 2 sound runs split evenly between held and broken", got.Behaviours[0].Text)
+
 	var text strings.Builder
 	require.NoError(t, got.Text(&text))
 	assert.Contains(t, text.String(), "no data at 2 slow readers: its 2 sound runs split evenly", "the check's own output says why")
@@ -201,6 +202,17 @@ func TestStackAdvice(t *testing.T) {
 	got = FoldStack(missing, []report.Claim{{Status: report.StatusMissing}}, m)
 	assert.False(t, got.Pass, "a requirement without data never passes")
 	assert.Equal(t, -1, got.Behaviours[0].HeldUpTo)
+
+	// The bracket's steps: the required one (3) broke, then 1 held and 2
+	// had no data on the way up. The text names the first step that did
+	// not hold, not the last one run.
+	climbed := sync
+	climbed.Behaviours = []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 3,
+		Steps: []report.StackStep{step(1, "held", 1.7), step(2, "no data", 0), step(3, "broken", 5900)}}}
+	climbed.Behaviours[0].Steps[1].Why = "the lab could not measure run 1"
+	got = FoldStack(climbed, []report.Claim{{Status: report.StatusMissing}}, m)
+	assert.Equal(t, "no data at 2 slow readers: the lab could not measure run 1", got.Behaviours[0].Text)
+	assert.Equal(t, 2, got.Behaviours[0].StallsAt)
 }
 
 // A stack check is a row of matrix.json: its steps, baseline first, are

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"wsgilab/bench/internal/report"
@@ -73,11 +74,12 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 		} else {
 			b.NoData = true
 		}
-		for _, s := range b.Steps {
-			if s.State != StateHeld {
-				b.StallsAt = s.Clients
-				break
-			}
+		// The first step (ascending) that did not hold: where it stalls,
+		// or where the lab could not tell. Not the last step run: the
+		// required one runs first and may have broken above it.
+		first := slices.IndexFunc(b.Steps, func(s report.StackStep) bool { return s.State != StateHeld })
+		if first >= 0 {
+			b.StallsAt = b.Steps[first].Clients
 		}
 		base := st.Baseline
 		if b.Baseline != nil { // its own path's (slow TLS: over TLS)
@@ -90,8 +92,8 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 			b.Text = fmt.Sprintf("the fast path breaks %g ms on %s with no slow client", st.FastP95Ms, b.Path)
 		case base.State != StateHeld:
 			b.Text = fmt.Sprintf("the fast path breaks %g ms with no slow client", st.FastP95Ms)
-		case b.StallsAt > 0 && b.Steps[len(b.Steps)-1].State == StateNoData:
-			b.Text = fmt.Sprintf("no data at %d %s: %s", b.StallsAt, b.Noun, b.Steps[len(b.Steps)-1].Why)
+		case first >= 0 && b.Steps[first].State == StateNoData:
+			b.Text = fmt.Sprintf("no data at %d %s: %s", b.StallsAt, b.Noun, b.Steps[first].Why)
 		case b.StallsAt > b.Required:
 			b.Text = fmt.Sprintf("stalls at %d %s, past the %d required", b.StallsAt, b.Noun, b.Required)
 		case b.StallsAt > 0:

@@ -25,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/podspec"
 )
@@ -72,6 +73,17 @@ type Options struct {
 	Image string
 	// Nodes is the node pool's size: each Job's parallelism, at most.
 	Nodes int
+	// Load is a condition's load in the profile rendered (engine.Plan's
+	// Load: under ci, no raw-exchange baseline); nil is Condition.Load.
+	Load func(c engine.Condition, base, idPrefix string) load.Spec
+}
+
+// load is c's load as o renders it.
+func (o Options) load(c engine.Condition, base, idPrefix string) load.Spec {
+	if o.Load != nil {
+		return o.Load(c, base, idPrefix)
+	}
+	return c.Load(base, idPrefix)
 }
 
 // Job is one rendered Indexed Job, its run table and the entries in it.
@@ -128,7 +140,7 @@ func Render(conds []engine.Condition, runs func(engine.Condition) int, o Options
 		g := groups[i]
 		for k := 1; k <= runs(c); k++ {
 			g.entries = append(g.entries, Entry{Index: len(g.entries), Condition: c.ID, Run: k, Pod: pod,
-				Load: c.Load(pod.URL(""), fmt.Sprintf("%s-run%d", c.ID, k))})
+				Load: o.load(c, pod.URL(""), fmt.Sprintf("%s-run%d", c.ID, k))})
 		}
 	}
 	var out []Job

@@ -190,7 +190,7 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 }
 
 // renderable are cs less those Render refuses (Renderable): under ci, the
-// matrix's TLS cells (two slow-TLS, two HTTP/2), and nothing else.
+// matrix's TLS cells (one slow-TLS, two HTTP/2), and nothing else.
 func renderable(t *testing.T, cs []engine.Condition) []engine.Condition {
 	var out []engine.Condition
 	var left []string

@@ -36,13 +36,27 @@ func TestBracket(t *testing.T) {
 		{"stalls between", 5, stallsAt(3), []int{5, 1, 2, 3}},
 		{"geometric", 40, stallsAt(100), []int{40, 64}},
 		{"geometric, stalls at 32", 40, stallsAt(32), append(append([]int{40}, seq(1, 16)...), 32)},
-		{"no data at it", 2, func(int) string { return engine.StateNoData }, []int{2}},
+		{"no data at it", 2, func(n int) string {
+			if n == 2 {
+				return engine.StateNoData
+			}
+			return engine.StateHeld
+		}, []int{2, 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var ran []int
-			steps, err := bracket(stackfile.Steps(tc.required, 1000), tc.required, func(n int) (report.StackStep, error) {
+			declared := 0 // the step the last run declared, when it held
+			steps, err := bracket(stackfile.Steps(tc.required, 1000), tc.required, func(n, after int) (report.StackStep, error) {
+				if declared > 0 {
+					assert.Equal(t, declared, n, "a step that held runs the one it declared next")
+				}
 				ran = append(ran, n)
-				return report.StackStep{Clients: n, State: tc.state(n)}, nil
+				state := tc.state(n)
+				declared = 0
+				if state == engine.StateHeld {
+					declared = after
+				}
+				return report.StackStep{Clients: n, State: state}, nil
 			})
 			require.NoError(t, err)
 			assert.Equal(t, tc.ran, ran, "the steps run, in order")

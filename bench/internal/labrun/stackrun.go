@@ -16,8 +16,9 @@ import (
 )
 
 // RunStack runs sc's check: its baseline (no slow client), then each
-// behaviour's steps as a bracket (bracket): the required step, and the
-// next step past it when that held. A step is one run; one that broke
+// behaviour's steps as a bracket (bracket): the required step, then the
+// next step past it when that held, or the steps below it from 1 up to
+// the first that did not hold when it did not. A step is one run; one that broke
 // gets a second, and a tie a third, so that one noisy run decides
 // nothing. The runs land in the series' reports; sc's requirements are
 // judged as the "stack" table of claims.json. m is the matrix the advice
@@ -68,9 +69,19 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 			sb.Path, sb.Baseline, held = sc.PathOf(b).ID, &step, step.State == engine.StateHeld
 		}
 		if held {
-			run := func(n int) (report.StackStep, error) {
-				c := sc.Step(b, n)
-				return l.runStep(t, c, n, bound, next(c))
+			// After the behaviour's bracket comes what follows its held
+			// order; within it, the step bracket names.
+			var succ *engine.Condition
+			if hs := bracketHeld(b.Steps(), b.Required); len(hs) > 0 {
+				succ = next(sc.Step(b, hs[len(hs)-1]))
+			}
+			run := func(n, after int) (report.StackStep, error) {
+				then := succ
+				if after > 0 {
+					c := sc.Step(b, after)
+					then = &c
+				}
+				return l.runStep(t, sc.Step(b, n), n, bound, then)
 			}
 			if sb.Steps, err = bracket(b.Steps(), b.Required, run); err != nil {
 				return st, err
@@ -97,31 +108,43 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 // bracket the requirement, through run, and returns them ascending: the
 // required step; when it held, the next step past it (the bracket's upper
 // side), the steps below held by implication, since one more slow client
-// never frees a worker; when it broke (or has no data), the steps below it
-// from the first up, stopping at the first that did not hold, which find
-// where it stalls. A stack that holds so takes two steps where stepping
-// up from 1 took the requirement plus one; one that breaks takes the
-// required step's runs more than that did.
-func bracket(steps []int, required int, run func(n int) (report.StackStep, error)) ([]report.StackStep, error) {
+// never frees a worker; when it did not (it broke, or the lab could not
+// tell), the steps below it from the first up, stopping at the first that
+// did not hold, which find where it stalls. A stack that holds so takes
+// the required step and the one past it (one step when the requirement
+// is the last) where stepping up from 1 took every step to the one past
+// it; one that breaks below the requirement takes the required step's
+// runs more than that did, one that breaks at it as many. run is given
+// the step and the step expected after it within the bracket, 0 when
+// none (its pod opens ahead: Lab.Then).
+func bracket(steps []int, required int, run func(n, after int) (report.StackStep, error)) ([]report.StackStep, error) {
 	r := slices.Index(steps, required)
 	if r < 0 {
 		return nil, fmt.Errorf("stack check: the requirement %d is not among its steps %v", required, steps)
 	}
-	top, err := run(required)
+	after := 0
+	if r+1 < len(steps) {
+		after = steps[r+1]
+	}
+	top, err := run(required, after)
 	if err != nil {
 		return nil, err
 	}
 	out := []report.StackStep{top}
 	switch {
 	case top.State == engine.StateHeld && r+1 < len(steps):
-		past, err := run(steps[r+1])
+		past, err := run(steps[r+1], 0)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, past)
-	case top.State == engine.StateBroken:
-		for _, n := range steps[:r] {
-			step, err := run(n)
+	case top.State != engine.StateHeld:
+		for i, n := range steps[:r] {
+			after := 0
+			if i+1 < r {
+				after = steps[i+1]
+			}
+			step, err := run(n, after)
 			if err != nil {
 				return nil, err
 			}

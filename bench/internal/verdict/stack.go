@@ -120,6 +120,10 @@ func (r stackReq) Eval(d Data) (Outcome, error) {
 		}
 		held, gap = n, -1
 	}
+	// A gap with a broken step above it is missing data too, not a
+	// failure: the requirement failed, but where it stalls is unknown
+	// (the bracket always runs the steps below a broken one; a gap there
+	// is a check cut short).
 	if gap >= 0 {
 		return Outcome{}, fmt.Errorf("step %d did not run, and no step above it held", gap)
 	}
