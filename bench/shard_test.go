@@ -21,12 +21,23 @@ import (
 
 // shardConditions are the conditions of article A's stock table the
 // shards run: two on each shard (table places 2 and 8 on 0/2, 5 and 11 on
-// 1/2), read by 17 of the table's 20 verdicts that one run decides (all
+// 1/2), read by 16 of the table's 19 verdicts that one run decides (all
 // but pilot-direct-stalls and the zero temp files of nginx-off-0dl and
-// -1dl). The other nine stay unstarted, which the merge must say: a run
+// -1dl; pilot-nginx-off's write held is not one: oneRunUndecided). The other nine stay unstarted, which the merge must say: a run
 // of the whole table here cost 9 runs more (about 100 s of make test)
 // and showed nothing these do not.
 var shardConditions = []string{"direct-2dl", "nginx-off-2dl", "nginx-on-2dl", "pilot-nginx-off"}
+
+// oneRunUndecided are verdicts of the four conditions that one run does
+// not decide, besides the idle bounds: pilot-nginx-off's write held past
+// 0.25 s. Its single runs under stock TCP memory wrote in 0.93 to 2.04 s
+// in six runs of three make tests on an AMD EPYC (2026-12-06), and in
+// 0.021 s once, a shard's run in a fourth (mt49): the path's buffers at
+// stock's maxima (the app's 4 MiB send buffer, NGINX's upstream receive
+// buffer autotuned up to 6 MiB) can take a whole 8 MiB response. A
+// median of TestArticleA's runs decides it; the merge's judgement of the
+// same runs is checked whole (same-runs-unsharded).
+var oneRunUndecided = []string{"pilot-nginx-off-write-held"}
 
 // TestShards runs four conditions of article A's table under stock TCP
 // memory (shardConditions) as a sharded series: two children of this
@@ -154,7 +165,7 @@ func TestShards(t *testing.T) {
 				continue
 			}
 			require.True(t, got.Evaluated, "%s: %s", v.ID, got.Note)
-			if strings.HasSuffix(v.ID, "-idle") && !strings.HasSuffix(v.ID, "-not-idle") {
+			if strings.HasSuffix(v.ID, "-idle") && !strings.HasSuffix(v.ID, "-not-idle") || slices.Contains(oneRunUndecided, v.ID) {
 				continue
 			}
 			judged++
@@ -163,7 +174,7 @@ func TestShards(t *testing.T) {
 				assert.Equal(t, u.Status, got.Status, "%s: unsharded %s, merged %s%s", v.ID, u.Status, got.Status, noteOf(got))
 			}
 		}
-		assert.Equal(t, 17, judged, "the verdicts one run of the four decides")
+		assert.Equal(t, 16, judged, "the verdicts one run of the four decides")
 	})
 
 	t.Run("refuses-another-series", func(t *testing.T) {
