@@ -122,9 +122,11 @@ func bracket(steps []int, required int, run func(n, after int) (report.StackStep
 	if r < 0 {
 		return nil, fmt.Errorf("stack check: the requirement %d is not among its steps %v", required, steps)
 	}
+	// The held order is bracketHeld's, which RunStack opens pods ahead by.
+	held := bracketHeld(steps, required)
 	after := 0
-	if r+1 < len(steps) {
-		after = steps[r+1]
+	if len(held) > 1 {
+		after = held[1]
 	}
 	top, err := run(required, after)
 	if err != nil {
@@ -132,8 +134,8 @@ func bracket(steps []int, required int, run func(n, after int) (report.StackStep
 	}
 	out := []report.StackStep{top}
 	switch {
-	case top.State == engine.StateHeld && r+1 < len(steps):
-		past, err := run(steps[r+1], 0)
+	case top.State == engine.StateHeld && after > 0:
+		past, err := run(after, 0)
 		if err != nil {
 			return nil, err
 		}
