@@ -5,9 +5,10 @@ package wsgiapp
 
 import "embed"
 
-// Files are the app sources, copied to /srv/wsgiapp in the lab image.
+// Files are the app sources (and mod_wsgi's Apache configuration,
+// modwsgi.conf), copied to /srv/wsgiapp in the lab image.
 //
-//go:embed *.py
+//go:embed *.py *.conf
 var Files embed.FS
 
 // Dir is where Files land inside the image.

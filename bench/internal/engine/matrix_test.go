@@ -64,9 +64,10 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// every row on the 3 TLS paths under slow TLS handshakes and on the
 	// 2 HTTP/2 paths under each HTTP/2 column (Hypercorn too, and on
 	// its own HTTP/2 as well), and the 5 WebSocket rows on 2 paths. The
-	// rows of every column are all but the 3 servers that run only the
-	// protocol columns so far.
-	every := len(MatrixRows) - 3
+	// rows of every column are all but the servers that run only some
+	// columns so far (Row.Only: the protocol columns' 3, issue 33's 5).
+	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil }))
+	assert.Equal(t, 9, every)
 	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2
 	// Each WebSocket cell has a second verdict: every message came.
 	// The HTTP/2 cells have companions (verdict.Companions), on the h2
@@ -254,10 +255,15 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
 	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths, Hypercorn
 	// too, and on its own HTTP/2; the 5 rows that take WebSockets on 2
-	// paths (3 of them run only the protocol columns); and 3 rows on
-	// NGINX's 2 h2c paths under each HTTP/2 column.
-	every := len(MatrixRows) - 3
-	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2)
+	// paths (3 of them run only the protocol columns); 3 rows on
+	// NGINX's 2 h2c paths under each HTTP/2 column; and the 7 rows that
+	// run some columns only (Row.Only) but slow reads among them (issue
+	// 33's 5, Daphne and Hypercorn), on slow reads' paths.
+	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil }))
+	readOnly := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only == nil || !slices.Contains(r.Only, SlowRead.ID) }))
+	assert.Equal(t, 7, readOnly)
+	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2+
+		readOnly*(3+len(FrontDoors)))
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -298,9 +304,12 @@ func TestCapacitySteps(t *testing.T) {
 	// of each of issue 32's columns (sync's slow TLS behind NGINX's TLS
 	// with buffering on, its slow HTTP/2 readers behind NGINX's h2
 	// listener with buffering off, many streams with it on, Daphne's
-	// WebSocket cell) and gthread's steps at 3 and 4.
+	// WebSocket cell) and gthread's steps at 3 and 4. Issue 33's rows
+	// (Row.Only: slow reads) run directly, with Daphne and Hypercorn:
+	// every row but gevent-websocket's (WebSockets only) and article A's
+	// 2 and uWSGI's plain generator.
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(MatrixRows)-3-3+len(FrontDoors)+7+1+2+1+2)
+	assert.Len(t, ci, len(MatrixRows)-1-3+len(FrontDoors)+7+1+2+1+2)
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"wsgilab/wsgiapp"
 )
 
 // The resilience matrix's servers beyond article A's two, all serving
@@ -71,6 +73,87 @@ func Hypercorn(workers int) Server {
 		Cmd: []string{"python3", "-m", "hypercorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
 			"--workers", strconv.Itoa(workers), "asgiapp:app"},
 	}
+}
+
+// Waitress is waitress 2.1 (Pylons' pure-Python WSGI server; Heroku's
+// advice for an app with no buffering proxy in front) serving app.py from
+// its one process with `threads` threads. Its asyncore loop owns the
+// sockets: a thread hands the response to its connection's output
+// buffer, which spills past 1 MiB (outbuf_overflow) into a temporary
+// file, and waits only while that buffer holds outbuf_high_watermark
+// (16 MiB). The files go to /dev/shm (WaitressTempDir), not to the app
+// role's 32 MiB /tmp, which 2 slow readers of 16 MiB fill: there
+// waitress cut one of them at 11.3 MB (ENOSPC in its buffers).
+func Waitress(threads int) Server {
+	return Server{
+		ID: fmt.Sprintf("waitress-%d", threads),
+		Cmd: []string{"python3", "-m", "waitress", "--listen", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--threads", strconv.Itoa(threads), "app:application"},
+		Env: []string{"TMPDIR=" + WaitressTempDir},
+	}
+}
+
+// WaitressTempDir is where waitress spills its output buffers: the app
+// container's /dev/shm, Docker's 64 MiB tmpfs, whose pages count against
+// the app's memory limit as /tmp's do.
+const WaitressTempDir = "/dev/shm"
+
+// GunicornEventlet is Gunicorn with `workers` eventlet workers (each takes
+// up to Gunicorn's default 1,000 connections, as gevent's do).
+func GunicornEventlet(workers int) Server {
+	return Server{
+		ID: fmt.Sprintf("gunicorn-eventlet-%d", workers),
+		Cmd: []string{"python3", "-m", "gunicorn", "--bind", fmt.Sprintf("127.0.0.1:%d", AppPort),
+			"--worker-class", "eventlet", "--workers", strconv.Itoa(workers), "app:application"},
+	}
+}
+
+// ModWSGIConf is mod_wsgi's Apache configuration in the lab image
+// (wsgiapp/modwsgi.conf); absolute, as apache2 -f reads a relative path
+// from its ServerRoot.
+const ModWSGIConf = wsgiapp.Dir + "/modwsgi.conf"
+
+// ModWSGI is mod_wsgi 4.9 in daemon mode under Apache httpd 2.4's event
+// MPM (wsgiapp/modwsgi.conf): 2 daemon processes of 1 thread each run
+// app.py, behind Apache's own threads, which take the connections. Apache
+// runs as the app role's user and writes only under /tmp/apache2.
+func ModWSGI() Server {
+	return Server{
+		ID:  "modwsgi-2x1",
+		Cmd: []string{"sh", "-c", "mkdir -p /tmp/apache2 && exec apache2 -f \"$0\" -DFOREGROUND", ModWSGIConf},
+	}
+}
+
+// uWSGI's coroutine loops (UWSGILoop).
+const (
+	LoopGevent  = "gevent"
+	LoopAsyncio = "asyncio"
+)
+
+// UWSGILoop is uWSGI with a master and `processes` workers, each running
+// `cores` requests at once in a coroutine loop (LoopGevent: --gevent with
+// monkey patching; LoopAsyncio: --asyncio on greenlets), speaking HTTP
+// itself (--http-socket) and serving app.py's generator body.
+func UWSGILoop(processes int, loop string, cores int) (Server, error) {
+	plugins := "python311,logfile"
+	var flags []string
+	switch loop {
+	case LoopGevent:
+		plugins += ",gevent_python311"
+		flags = []string{"--gevent", strconv.Itoa(cores), "--gevent-monkey-patch"}
+	case LoopAsyncio:
+		plugins += ",greenlet_python311,asyncio_python311"
+		flags = []string{"--asyncio", strconv.Itoa(cores), "--greenlet"}
+	default:
+		return Server{}, fmt.Errorf("podspec: uWSGI loop %q: want %q or %q", loop, LoopGevent, LoopAsyncio)
+	}
+	if processes < 1 || cores < 1 {
+		return Server{}, fmt.Errorf("podspec: uWSGI %s loop of %d processes x %d cores: want 1 or more of each", loop, processes, cores)
+	}
+	cmd := append([]string{"uwsgi", "--plugin", plugins, "--http-socket", fmt.Sprintf("127.0.0.1:%d", AppPort),
+		"--wsgi-file", "app.py", "--master", "--processes", strconv.Itoa(processes), "--need-app", "--die-on-term",
+		"--req-logger", "file:/tmp/uwsgi-requests.log"}, flags...)
+	return Server{ID: fmt.Sprintf("uwsgi-%d-%s-%d", processes, loop, cores), Cmd: cmd}, nil
 }
 
 // UWSGI body kinds: how the app hands /large to the server.

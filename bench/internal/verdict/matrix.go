@@ -174,12 +174,19 @@ const (
 	daphneRow        = "daphne-1"
 	hypercornRow     = "hypercorn-2"
 	geventWSRow      = "gunicorn-geventws-2"
+	// Issue 33's servers, so far under slow readers only.
+	waitressRow    = "waitress-4"
+	modWSGIRow     = "modwsgi-2x1"
+	uwsgiGeventRow = "uwsgi-2-gevent-100"
+	uwsgiAsyncRow  = "uwsgi-2-asyncio-100"
+	eventletRow    = "gunicorn-eventlet-2"
 )
 
 // MatrixRowIDs are the rows Matrix names (an engine test checks that the
 // engine has each).
 var MatrixRowIDs = []string{syncRow, gthreadRow, geventRow, gunicornUvicorn, uvicornRow,
-	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload, daphneRow, hypercornRow, geventWSRow}
+	uwsgiGen, uwsgiGenOffload, uwsgiFile, uwsgiFileOffload, daphneRow, hypercornRow, geventWSRow,
+	waitressRow, modWSGIRow, uwsgiGeventRow, uwsgiAsyncRow, eventletRow}
 
 // NginxOnProtected is the verdict that row, measured by condition id
 // behind NGINX buffering on, is protected: asserted for every row of the
@@ -239,6 +246,30 @@ var Matrix = func() []Verdict {
 			Text: "without offload threads, the workers spend most of the window in poll(2) between their sendfile calls"},
 		{ID: "uwsgi-file-offload-workers-wait-for-requests", Kind: Lab, Unit: "share", Check: Above(MatrixCellID(uwsgiFileOffload, "direct"), WaitAt(epollCalls...), 0.8),
 			Text: "with offload threads and a file, the workers wait for requests in epoll_wait: the offload threads send the files"},
+		// The servers teams deploy beyond Gunicorn 23, Uvicorn and uWSGI's
+		// sync workers (issue 33), directly under 2 slow readers: 3 runs
+		// each on an AMD EPYC (reports/measurements.md, stop 62).
+		{ID: "daphne-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(daphneRow, "direct")),
+			Text: "Daphne keeps /fast protected under 2 slow readers (p95 2.41 to 3.10 ms): it takes each 16 MiB response from the app at once " +
+				"(write 0.001 s) and holds what its client has not read in Twisted's transport, in its memory (growth 22.5 to 29.5 MiB)"},
+		{ID: "hypercorn-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(hypercornRow, "direct")),
+			Text: "Hypercorn, 2 asyncio workers, keeps /fast protected under 2 slow readers (p95 1.97 to 2.28 ms): send() awaits the drain in the event loop"},
+		{ID: "uwsgi-gevent-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(uwsgiGeventRow, "direct")),
+			Text: "uWSGI's gevent loop (2 processes x --gevent 100) keeps /fast protected under 2 slow readers (p95 1.03 to 1.62 ms): a write that would block suspends its greenlet"},
+		{ID: "uwsgi-asyncio-direct-protected", Kind: Lab, Unit: "ms", Check: Protected(MatrixCellID(uwsgiAsyncRow, "direct")),
+			Text: "uWSGI's asyncio loop (2 processes x --asyncio 100, on greenlets) keeps /fast protected under 2 slow readers (p95 1.14 to 1.57 ms)"},
+		{ID: "eventlet-direct-no-stall", Kind: Lab, Unit: "ms", Check: Below(MatrixCellID(eventletRow, "direct"), P95, StalledMs),
+			Text: "2 Gunicorn eventlet workers do not stall /fast under 2 slow readers: a send that would block yields to the hub " +
+				"(p95 1.40 to 7.58 ms, near the protected line in one run of 3, so the stall line is the verdict)"},
+		{ID: "waitress-direct-no-stall", Kind: Lab, Unit: "ms", Check: Below(MatrixCellID(waitressRow, "direct"), P95, StalledMs),
+			Text: "waitress (4 threads) does not stall /fast under 2 slow readers: it spills each response past 1 MiB into a temporary file and its loop feeds the client, " +
+				"but copying 32 MiB through Python on its quarter core (throttled in 87 to 92 % of periods) slows /fast (p95 56 to 70 ms); " +
+				"in the app's 32 MiB /tmp the files ran out of space and waitress cut a reader"},
+		{ID: "modwsgi-direct-stalls", Kind: Lab, Unit: "ms", Check: Stalls(MatrixCellID(modWSGIRow, "direct")),
+			Text: "mod_wsgi in daemon mode (2 processes x 1 thread) under Apache's event MPM stalls /fast under 2 slow readers (p95 6.01 to 6.02 s): " +
+				"Apache's thread relays each response from its daemon as its client reads it, so Apache's own threads do not shield the daemons"},
+		{ID: "modwsgi-write-held", Kind: Lab, Unit: "s", Check: Above(MatrixCellID(modWSGIRow, "direct"), WriteS, 5),
+			Text: "a mod_wsgi daemon process holds each response for as long as its client reads (write 6.61 to 6.67 s of the client's 8)"},
 		// Capacity: count the write waits against the concurrency.
 		{ID: "sync-capacity", Kind: Lab, Unit: "clients",
 			Check: FirstStalled([]string{"direct-1dl", "direct-2dl"}, []int{1, 2}, 2),

@@ -95,9 +95,11 @@ func TestMatrixVerdictsHoldOnTheMeasuredShape(t *testing.T) {
 			cs[MatrixCellID(row, p)] = cellSummary(MatrixCellID(row, p), 1.5)
 		}
 	}
-	for _, row := range []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile} {
+	for _, row := range []string{syncRow, uwsgiGen, uwsgiGenOffload, uwsgiFile, modWSGIRow} {
 		cs[MatrixCellID(row, "direct")] = cellSummary(MatrixCellID(row, "direct"), 5970)
 	}
+	// waitress's spill on its quarter core: slowed, not stalled.
+	cs[MatrixCellID(waitressRow, "direct")] = cellSummary(MatrixCellID(waitressRow, "direct"), 60)
 	for _, id := range []string{MatrixCellID(geventRow, "direct"), MatrixCellID(gunicornUvicorn, "direct"), MatrixCellID(uvicornRow, "direct")} {
 		c := cs[id]
 		c.AppWaitSites = []report.SiteShare{{Site: "epoll_wait/do_epoll_wait", Share: 0.96}, {Site: "running", Share: 0.04}}
