@@ -9,6 +9,9 @@
         "data: <send time, ns since the epoch>"; ?xaccel=no adds the
         X-Accel-Buffering: no header that turns NGINX's buffering off for
         this response.
+/hang   sleeps ?s= seconds (0 to 60) in Python (time.sleep), then answers
+        as /large does (?size=): a handler that outlives the server's
+        worker timeout.
 /ws     under gevent-websocket's worker (environ["wsgi.websocket"]), the
         ASGI twin's /ws: ?count= binary messages of ?size= bytes, each
         opening with its sequence number, pushed as fast as send()
@@ -35,6 +38,8 @@ assert len(FAST_BODY) == 12
 BLOCK = bytes(i % 251 for i in range(64 * 1024))
 DEFAULT_LARGE = 16 * 1024 * 1024
 MAX_LARGE = 1024 * 1024 * 1024
+# /hang's cap on ?s= (load bounds every run: engine.MaxHangS).
+MAX_HANG_S = 60
 
 # LAB_LARGE_BODY picks how /large hands its body to the server:
 # "generator" (default) yields the blocks; "file" returns
@@ -251,8 +256,16 @@ def application(environ, start_response):
         return upload(environ, start_response)
     if path == "/events":
         return events(environ, start_response)
-    if path == "/large":
+    if path in ("/large", "/hang"):
         query = parse_qs(environ.get("QUERY_STRING", ""))
+        if path == "/hang":
+            try:
+                secs = _int_arg(query, "s", 0, 0, MAX_HANG_S)
+            except ValueError as e:
+                return _bad_request(start_response, str(e))
+            # Blocking on purpose: a handler stuck in a call that does not
+            # yield (under gevent's monkey patching, time.sleep does).
+            time.sleep(secs)
         size = DEFAULT_LARGE
         if "size" in query:
             try:

@@ -1,5 +1,7 @@
 """The ASGI twin of app.py, for Uvicorn alone and Gunicorn's
-UvicornWorker: the same /fast (a 12-byte JSON body) and /large (a body of
+UvicornWorker: the same /fast (a 12-byte JSON body), /hang (?s= seconds
+of time.sleep, which blocks the event loop, then /large's answer) and
+/large (a body of
 known Content-Length made of one prepared 64 KiB block repeated, 16 MiB
 unless ?size=BYTES says otherwise), POST /upload (the body read to its
 end and discarded, answered {"read": BYTES}), and the same write record
@@ -25,10 +27,11 @@ message still queued.)
 
 import asyncio
 import json
+import time
 from urllib.parse import parse_qs
 
 import writelog
-from app import BLOCK, DEFAULT_LARGE, FAST_BODY, MAX_LARGE
+from app import BLOCK, DEFAULT_LARGE, FAST_BODY, MAX_HANG_S, MAX_LARGE, _int_arg
 
 # The caps on /ws's ?count= and ?size= (load.MaxWSMessages, MaxWSMessageSize).
 MAX_WS_MESSAGES = 1 << 16
@@ -112,9 +115,17 @@ async def app(scope, receive, send):
         return await _respond(send, 200, FAST_BODY)
     if path == "/upload" and scope["method"] == "POST":
         return await _upload(scope, receive, send)
-    if path != "/large":
+    if path not in ("/large", "/hang"):
         return await _respond(send, 404, b'{"error": "not found"}')
     query = parse_qs(scope.get("query_string", b"").decode())
+    if path == "/hang":
+        try:
+            secs = _int_arg(query, "s", 0, 0, MAX_HANG_S)
+        except ValueError as e:
+            return await _respond(send, 400, json.dumps({"error": str(e)}).encode())
+        # Blocking the event loop on purpose, as a handler that calls
+        # something synchronous does.
+        time.sleep(secs)
     size = DEFAULT_LARGE
     if "size" in query:
         try:

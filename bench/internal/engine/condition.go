@@ -203,6 +203,10 @@ type Condition struct {
 	// ReadRate is the client's paced read rate, bytes per second (an
 	// upload's: its send rate).
 	ReadRate float64
+	// HangS, when above 0, sends the downloads to the app's /hang?s=,
+	// whose handler sleeps that long in Python before it answers
+	// BodyBytes: 1 to MaxHangS, for slow readers only (the Hang column).
+	HangS int
 	// Stream, when set, runs one event-stream reader beside /fast.
 	Stream *Stream
 	// FastRequests is how many /fast requests the run sends at article
@@ -280,6 +284,8 @@ const (
 	// MaxClientMemory bounds ClientMemory.
 	MaxClientMemory = 1 << 30
 	MaxBodyBytes    = 1 << 30 // the app's own cap on ?size=
+	// MaxHangS bounds HangS: the app's own cap on /hang?s= (MAX_HANG_S).
+	MaxHangS = 60
 	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
 	// app and the sampler need theirs.
 	MaxClientCPUs = 1
@@ -353,6 +359,8 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: Path direct-h2 with server %s, which speaks HTTP/1.1 only: want a server that speaks HTTP/2 itself (Hypercorn), or NGINX's HTTP/2 listener in front", c.ID, c.Server.ID)
 	case c.Path.Proxy != nil && c.Path.TLS != c.Path.Proxy.TLS():
 		return fmt.Errorf("engine: condition %s: Path %s with TLS %v, but its %s front door's TLS is %v: want both (NGINX with nginxconf.WithTLS), or neither", c.ID, c.Path.ID, c.Path.TLS, c.Path.Proxy.Kind, c.Path.Proxy.TLS())
+	case c.HangS < 0 || c.HangS > MaxHangS || c.HangS > 0 && (!c.reads() || c.Downloads == 0 || c.Target != nil):
+		return fmt.Errorf("engine: condition %s: HangS %d: want 0, or 1 to %d seconds for the lab app's slow readers (SlowKind %q, %d downloads)", c.ID, c.HangS, MaxHangS, c.SlowKind, c.Downloads)
 	case c.SlowKind == load.KindTLS && !c.Path.TLS:
 		return fmt.Errorf("engine: condition %s: SlowKind %s on path %s: want a TLS path (direct-tls, or NGINX terminating TLS)", c.ID, c.SlowKind, c.Path.ID)
 	case c.Path.HTTP2 && c.Path.Proxy != nil && (c.Path.Proxy.Nginx == nil || !c.Path.Proxy.Nginx.HTTP2):
@@ -488,6 +496,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		s.LargeSize = c.BodyBytes
 	case c.paced():
 		s.LargeURL = base + "/large?size=" + strconv.FormatInt(c.BodyBytes, 10)
+		if c.HangS > 0 {
+			s.LargeURL = fmt.Sprintf("%s/hang?s=%d&size=%d", base, c.HangS, c.BodyBytes)
+		}
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
 	}
 	if c.h2() {

@@ -206,6 +206,51 @@ var OutliveTimeout = Column{ID: "outlive-timeout", Clients: 1,
 		c.Downloads, c.BodyBytes, c.ReadRate = n, load.DefaultLargeSize, 1<<20
 	}}
 
+// HangSeconds is how long a Hang handler sleeps: twice WorkerTimeout,
+// and past the /fast series' 9 s, so a worker the server does not end
+// holds its handler for the whole window.
+const HangSeconds = 2 * WorkerTimeout
+
+// HangBodyBytes is what a Hang handler answers once it wakes.
+const HangBodyBytes = 64 << 10
+
+// Hang is handlers that outlive the worker timeout (gunicorn#2086,
+// #2695): 2 requests to the app's /hang, which sleeps HangSeconds in
+// Python (time.sleep, which blocks a sync worker, a thread, or an event
+// loop, and yields only under gevent's monkey patching) and then answers
+// HangBodyBytes, directly, on the Gunicorn rows under --timeout
+// WorkerTimeout and on uWSGI's plain generator row under --harakiri
+// WorkerTimeout. Whether the server ends the handler is its clients'
+// outcome; /fast meanwhile is the cell's p95.
+var Hang = Column{ID: "hang", Clients: 2,
+	Text: fmt.Sprintf("handlers that outlive the timeout: 2 requests to /hang?s=%d, which sleeps in Python (time.sleep) and then answers 64 KiB, "+
+		"under Gunicorn's --timeout %d or uWSGI's --harakiri %d", HangSeconds, WorkerTimeout, WorkerTimeout),
+	Paths: []Path{Direct},
+	Server: func(r Row) (podspec.Server, bool) {
+		if s, err := podspec.GunicornTimeout(r.Server, WorkerTimeout); err == nil {
+			return s, true
+		}
+		if r.ID != hangUWSGIRow {
+			return podspec.Server{}, false
+		}
+		s, err := podspec.UWSGIHarakiri(r.Server, WorkerTimeout)
+		return s, err == nil
+	},
+	Apply: func(c *Condition, n int) {
+		c.Downloads, c.BodyBytes, c.ReadRate, c.HangS = n, HangBodyBytes, load.DefaultDownloadRate, HangSeconds
+	}}
+
+// hangUWSGIRow is the uWSGI row the Hang column runs under --harakiri:
+// one is enough, as the other three differ only in how /large's body
+// leaves the worker, which a hung handler never reaches.
+var hangUWSGIRow = func() string {
+	s, err := podspec.UWSGI(2, podspec.BodyGenerator, 0)
+	if err != nil {
+		panic(err)
+	}
+	return s.ID
+}()
+
 // SlowTLS opens TLS connections and sends each one's ClientHello a byte
 // every 500 ms, never finished within the hold: directly to a server that
 // terminates TLS itself, and to NGINX terminating it with buffering off
@@ -353,7 +398,7 @@ const WSMessages = load.DefaultWSMessages
 
 // MatrixColumns and MatrixPaths span the matrix with MatrixRows.
 var (
-	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, SlowTLS, H2SlowRead, H2ManyStreams, WSSlowConsumer}
+	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, Hang, SlowTLS, H2SlowRead, H2ManyStreams, WSSlowConsumer}
 	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
 )
 

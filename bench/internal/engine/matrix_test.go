@@ -68,7 +68,7 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// columns so far (Row.Only: the protocol columns' 3, issue 33's 5).
 	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil }))
 	assert.Equal(t, 9, every)
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2 + hangCells
 	// Each WebSocket cell has a second verdict: every message came.
 	// The HTTP/2 cells have companions (verdict.Companions), on the h2
 	// rows' every+1: behind buffering off, the 5 rows that send
@@ -84,9 +84,14 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	h2Rows := every + 1
 	companions := 2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows)) + 2*h2Rows + // h2-slow-read
 		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) + // h2-many-streams
-		2 + 3 + 2 // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
+		2 + 3 + 2 + // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
+		4 // hang: /fast stalled (sync, uWSGI) or under the stall line (gthread, gevent), not asserted under Uvicorn's worker
 	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
+
+// hangCells are the Hang column's: the 4 Gunicorn rows under --timeout
+// and uWSGI's plain generator under --harakiri, directly.
+const hangCells = 4 + 1
 
 // sendsItselfRows are the rows whose workers send their responses
 // themselves (verdict's sendsItself).
@@ -253,7 +258,8 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// silent: every row on 3 paths, the sync row behind the front doors;
 	// uploads on 4, the sync row behind the upload doors; the worker
 	// timeout on the 4 Gunicorn rows, 2 paths; slow TLS handshakes on
-	// the 3 TLS paths; the 2 HTTP/2 columns on their 2 paths, Hypercorn
+	// the 3 TLS paths; handlers that hang on the 4 Gunicorn rows and
+	// uWSGI's generator, directly; the 2 HTTP/2 columns on their 2 paths, Hypercorn
 	// too, and on its own HTTP/2; the 5 rows that take WebSockets on 2
 	// paths (3 of them run only the protocol columns); 3 rows on
 	// NGINX's 2 h2c paths under each HTTP/2 column; and the 7 rows that
@@ -263,7 +269,7 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	readOnly := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only == nil || !slices.Contains(r.Only, SlowRead.ID) }))
 	assert.Equal(t, 7, readOnly)
 	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2+
-		readOnly*(3+len(FrontDoors)))
+		readOnly*(3+len(FrontDoors))+hangCells)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {

@@ -86,7 +86,7 @@ func sweep(paths []Path, prof TCPProfile, sizes []int64, rates []float64, held [
 // sameCell is whether c and d run the same pod under the same load.
 func (c Condition) sameCell(d Condition) bool {
 	return slices.Equal(c.Server.Cmd, d.Server.Cmd) && c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Path.TLS == d.Path.TLS && c.Path.HTTP2 == d.Path.HTTP2 && c.H2Streams == d.H2Streams &&
-		c.Downloads == d.Downloads && c.SlowKind == d.SlowKind && c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate &&
+		c.HangS == d.HangS && c.Downloads == d.Downloads && c.SlowKind == d.SlowKind && c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate &&
 		c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
 		(c.Stream == nil || *c.Stream == *d.Stream)
 }

@@ -201,6 +201,20 @@ func GunicornTimeout(s Server, secs int) (Server, error) {
 	return Server{ID: fmt.Sprintf("%s-timeout-%d", s.ID, secs), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
 }
 
+// UWSGIHarakiri is uWSGI's server s with --harakiri secs: the master
+// kills a worker whose request has run that long. It fails on a server
+// that is not uWSGI's.
+func UWSGIHarakiri(s Server, secs int) (Server, error) {
+	if len(s.Cmd) == 0 || s.Cmd[0] != "uwsgi" {
+		return Server{}, fmt.Errorf("podspec: --harakiri is uWSGI's; server %s runs %q", s.ID, s.Cmd)
+	}
+	if secs < 1 {
+		return Server{}, fmt.Errorf("podspec: uWSGI --harakiri %d: want 1 second or more", secs)
+	}
+	cmd := append(slices.Clone(s.Cmd), "--harakiri", strconv.Itoa(secs))
+	return Server{ID: fmt.Sprintf("%s-harakiri-%d", s.ID, secs), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
+}
+
 // WithFlag is server s with one more command-line option, flag value,
 // before its app (the command line's last word), named
 // <s.ID>-<flag without its dashes>-<value>: a connection limit moved

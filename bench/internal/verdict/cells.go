@@ -34,6 +34,12 @@ const (
 	// ExpectAppKilled is the app killed at its memory limit in every
 	// sound run.
 	ExpectAppKilled = "app-killed"
+	// ExpectEnded is every slow client's request ended by the server
+	// before its answer: an error status, a cut body, a reset, or the
+	// connection closed before any header (a worker killed mid-request).
+	ExpectEnded = "ended"
+	// ExpectComplete is every slow client served whole.
+	ExpectComplete = "complete"
 )
 
 // ExhaustedSpillMiB is the spill over which NGINX's temp directory
@@ -65,6 +71,11 @@ type CellRule struct {
 	// beside Expect: WorkersHeld (every one held), WorkersFree (none), or
 	// "" (not asserted: it varies from run to run).
 	Workers string
+	// Fast is what /fast did meanwhile, asserted beside Expect where
+	// Expect is about the slow clients alone (ExpectEnded,
+	// ExpectComplete): ExpectStalled (p95 over StalledMs), ExpectNoStall
+	// (under it), or "" (not asserted).
+	Fast string
 }
 
 // What a CellRule asserts about the app's workers (CellRule.Workers).
@@ -187,6 +198,18 @@ var CellRules = []CellRule{
 		Why: "the sync worker blocked in its send never notifies the arbiter, which kills it at --timeout"},
 	{Column: outliveTimeout, Expect: ExpectProtected,
 		Why: "the worker notifies the arbiter from its main loop while a thread or coroutine sends (directly), or NGINX takes the body at once: the download completes"},
+	{Column: hang, Rows: []string{syncRow}, Expect: ExpectEnded, Fast: ExpectStalled,
+		Why: "each sync worker sleeps in its handler and never notifies the arbiter, which aborts it at --timeout 5: its handler answers 500 as it exits (after 5.8 to 5.9 s), " +
+			"and /fast, waiting for the 2 workers meanwhile, stalls (p95 5.58 to 5.82 s over 9 runs, 5.6 times the stall line at least)"},
+	{Column: hang, Rows: []string{uwsgiGen}, Expect: ExpectEnded, Fast: ExpectStalled,
+		Why: "uWSGI's master kills each worker whose request has run 5 s (--harakiri 5): the client's connection closes before any header, " +
+			"and /fast, waiting for the 2 workers meanwhile, stalls (p95 6.23 to 7.27 s over 6 runs)"},
+	{Column: hang, Rows: []string{gunicornUvicorn}, Expect: ExpectEnded,
+		Why: "time.sleep blocks the Uvicorn worker's event loop, and with it the task that notifies the arbiter, which kills the worker at --timeout 5: the connection closes before any header. " +
+			"/fast is not asserted: a worker's loop may accept both hung requests before it blocks, and the other worker then serves /fast (p95 1.0 to 1.3 ms in 3 runs of 9, 4.5 to 5.8 s in the other 6)"},
+	{Column: hang, Expect: ExpectComplete, Fast: ExpectNoStall,
+		Why: "gthread's main thread and gevent's hub keep notifying the arbiter while a thread or a greenlet sleeps (gevent's time.sleep yields), so no worker is killed: " +
+			"each hung request is answered whole after its 10 s, and /fast is served meanwhile (p95 1.59 to 6.59 ms over 6 runs of each)"},
 }
 
 // RuleFor is the first rule of CellRules that matches a cell.
@@ -222,6 +245,10 @@ func CellVerdict(r CellRule, row, path, id string) Verdict {
 		v.Unit, v.Check = "MiB", Above(id, AppMemGrowth, UnboundedGrowthMiB)
 	case ExpectAppKilled:
 		v.Unit, v.Check = "share", AppKilled(id)
+	case ExpectEnded:
+		v.Unit, v.Check = "share", Outcomes(id, "status", "truncated", "reset", "refused")
+	case ExpectComplete:
+		v.Unit, v.Check = "share", Outcomes(id, "complete")
 	default:
 		panic("verdict: CellRule expects " + r.Expect)
 	}
@@ -246,6 +273,16 @@ func Companions(r CellRule, row, path, id string) []Verdict {
 	case WorkersFreeAll:
 		vs = append(vs, Verdict{ID: base + "-" + WorkersFreeAll, Kind: Lab, Unit: "workers", Check: Below(id, WorkersHeld, 0.5),
 			Text: where + ": no app worker held for a quarter of the window (" + heldWhy + ")"})
+	}
+	switch r.Fast {
+	case ExpectStalled:
+		// Over the sound runs: a run whose slow clients the server
+		// ended is never valid.
+		vs = append(vs, Verdict{ID: base + "-fast-stalled", Kind: Lab, Unit: "ms", Check: Above(id, P95Sound, StalledMs),
+			Text: where + ": /fast stalls meanwhile, waiting for the workers the slow clients hold"})
+	case ExpectNoStall:
+		vs = append(vs, Verdict{ID: base + "-fast-no-stall", Kind: Lab, Unit: "ms", Check: Below(id, P95Sound, StalledMs),
+			Text: where + ": /fast stays under the stall line meanwhile"})
 	}
 	if slices.Contains(bothProtocols, path) {
 		switch r.Expect {

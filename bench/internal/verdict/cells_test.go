@@ -50,6 +50,8 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 		{ExpectUnbounded, grown(31.5), grown(2.7)},
 		{ExpectAppKilled, spilled(0, 1, []string{"app"}), spilled(79.8, 0, nil)},
 		{ExpectAppKilled, killedIn(3, 3), killedIn(2, 3)},
+		{ExpectEnded, outcomes("status", "refused"), outcomes("refused", "complete")},
+		{ExpectComplete, outcomes("complete", "complete"), outcomes("complete", "refused")},
 	} {
 		v := CellVerdict(CellRule{Column: silent, Expect: tc.expect, Why: "x"}, syncRow, direct, "c")
 		o, err := v.Check.Eval(data(tc.hold))
@@ -61,6 +63,46 @@ func TestCellVerdictCatchesTheOpposite(t *testing.T) {
 	}
 	assert.Equal(t, "silent-gunicorn-sync-2-direct-stalled",
 		CellVerdict(CellRule{Column: silent, Expect: ExpectStalled}, syncRow, direct, "matrix-silent-gunicorn-sync-2-direct").ID)
+}
+
+// outcomes is a cell of 1 sound run whose 2 slow clients ended as os.
+func outcomes(os ...string) report.Condition {
+	c := report.Condition{ID: "c", Downloads: len(os), RunsSound: 1, RunsTotal: 1, SlowOutcomes: map[string]int{}}
+	for _, o := range os {
+		c.SlowOutcomes[o]++
+	}
+	return c
+}
+
+// A hang cell's rule asserts what /fast did beside what its clients got,
+// and each companion catches the opposite.
+func TestHangCompanions(t *testing.T) {
+	r, ok := RuleFor(hang, syncRow, direct)
+	require.True(t, ok)
+	assert.Equal(t, ExpectEnded, r.Expect)
+	vs := Companions(r, syncRow, direct, "c")
+	require.Len(t, vs, 1)
+	assert.Equal(t, "c-fast-stalled", vs[0].ID)
+	ended := func(p95 float64) report.Condition {
+		c := outcomes("status", "status")
+		c.RequestsTotal, c.RequestsOK, c.P95MsSound = 72, 72, p95
+		return c
+	}
+	o, err := vs[0].Check.Eval(data(ended(5700)))
+	require.NoError(t, err, "read over the sound runs: none of an ended cell's is valid")
+	assert.True(t, o.Holds)
+	o, err = vs[0].Check.Eval(data(ended(2)))
+	require.NoError(t, err)
+	assert.False(t, o.Holds)
+	r, _ = RuleFor(hang, gunicornUvicorn, direct)
+	assert.Empty(t, Companions(r, gunicornUvicorn, direct, "c"), "Uvicorn's /fast lands either side: not asserted")
+	r, _ = RuleFor(hang, gthreadRow, direct)
+	assert.Equal(t, ExpectComplete, r.Expect)
+	vs = Companions(r, gthreadRow, direct, "c")
+	require.Len(t, vs, 1)
+	o, err = vs[0].Check.Eval(data(ended(5700)))
+	require.NoError(t, err)
+	assert.False(t, o.Holds, "a stall fails the no-stall companion")
 }
 
 // spilled is a cell of 1 sound run that spilled mib (none, when it ended

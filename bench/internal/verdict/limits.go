@@ -34,6 +34,17 @@ var FastFailedShare = Metric{Name: "share of /fast requests failed", of: func(c 
 	return float64(c.RequestsTotal-c.RequestsOK) / float64(c.RequestsTotal), nil
 }}
 
+// P95Sound is the median /fast p95 of the sound runs, whether or not
+// their slow clients were served (report.Condition.P95MsSound): /fast
+// beside slow clients the server ended (the hang column's), whose runs
+// are never valid.
+var P95Sound = Metric{Name: "p95 of the sound runs", over: foldMedian, of: func(c report.Condition) (float64, error) {
+	if c.RunsSound == 0 || c.RequestsTotal == 0 {
+		return 0, errNoSoundRun
+	}
+	return c.P95MsSound, nil
+}}
+
 // ConnectMsMax is the slowest connect of a held connection over the
 // sound runs: a second and more when a full listen backlog dropped SYNs.
 var ConnectMsMax = Metric{Name: "slowest held connect (ms)", of: func(c report.Condition) (float64, error) {

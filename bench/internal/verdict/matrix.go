@@ -141,6 +141,7 @@ const (
 	slowHeaders    = "slow-headers"
 	silent         = "silent"
 	outliveTimeout = "outlive-timeout"
+	hang           = "hang"
 	slowTLS        = "slow-tls"
 	h2SlowRead     = "h2-slow-read"
 	h2ManyStreams  = "h2-many-streams"
