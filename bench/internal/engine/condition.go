@@ -284,8 +284,11 @@ const (
 	// MaxClientMemory bounds ClientMemory.
 	MaxClientMemory = 1 << 30
 	MaxBodyBytes    = 1 << 30 // the app's own cap on ?size=
-	// MaxHangS bounds HangS: the app's own cap on /hang?s= (MAX_HANG_S).
-	MaxHangS = 60
+	// MaxHangS bounds HangS: half the client's download timeout
+	// (load.DefaultDownloadTimeout, 60 s), so a request answered after
+	// its sleep is still read whole, not timed out (the app's own cap on
+	// /hang?s= is 60).
+	MaxHangS = 30
 	// MaxClientCPUs bounds ClientCPUs: the machine has 2 cores, and the
 	// app and the sampler need theirs.
 	MaxClientCPUs = 1

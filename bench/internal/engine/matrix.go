@@ -514,7 +514,11 @@ type CapacityStep struct {
 // Capacity are the steps of rows under col (CapacitySteps), on col's
 // path without a front door (direct, or direct-tls for slow TLS); a step
 // another table holds (article A's, or the matrix's own cell) reads that
-// condition.
+// condition. A row that runs only some columns so far (Row.Only) is not
+// stepped: Daphne holds each reader's whole response in its memory (99
+// MiB of its 128 at 2 readers), so its steps would end in the OOM killer,
+// which the slow-read column counts as a broken run, not a capacity; such
+// rows are stepped once their columns are measured.
 func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	var out []CapacityStep
 	i := slices.IndexFunc(col.paths(), func(p Path) bool { return p.Proxy == nil })
@@ -523,6 +527,9 @@ func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	}
 	p := col.paths()[i]
 	for _, r := range rows {
+		if r.Only != nil {
+			continue
+		}
 		for _, n := range CapacitySteps(r, near) {
 			if c, ok := cell(CapacityID(col, r, n), col, r, p, n); ok {
 				out = append(out, CapacityStep{Row: r.ID, Column: col.ID, Clients: n, Condition: reuse(c)})

@@ -85,7 +85,7 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	companions := 2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows)) + 2*h2Rows + // h2-slow-read
 		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) + // h2-many-streams
 		2 + 3 + 2 + // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
-		4 // hang: /fast stalled (sync, uWSGI) or under the stall line (gthread, gevent), not asserted under Uvicorn's worker
+		2 + 1 + 1 + 3 + 3 // hang: sync (/fast stalled, timeouts), uWSGI (/fast), Uvicorn's worker (timeouts), gthread and gevent (/fast, no timeout, answered after the sleep)
 	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
 

@@ -1,6 +1,7 @@
 package verdict
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -74,35 +75,60 @@ func outcomes(os ...string) report.Condition {
 	return c
 }
 
-// A hang cell's rule asserts what /fast did beside what its clients got,
-// and each companion catches the opposite.
+// A hang cell's rule asserts what /fast did and what Gunicorn's arbiter
+// did beside what its clients got, and each companion catches the
+// opposite: a handler that broke (an error before its sleep) or never
+// slept fails them.
 func TestHangCompanions(t *testing.T) {
+	ended := func(p95, timeouts float64) report.Condition {
+		c := outcomes("status", "status")
+		c.RequestsTotal, c.RequestsOK, c.P95MsSound, c.RunsWorkerTimeout = 72, 72, p95, int(timeouts)
+		return c
+	}
+	served := func(p95, completion float64, timeouts int) report.Condition {
+		c := cellSummary("c", p95)
+		c.P95MsSound, c.CompletionS, c.RunsWorkerTimeout = p95, completion, timeouts
+		return c
+	}
+	byID := func(vs []Verdict) map[string]Verdict {
+		m := map[string]Verdict{}
+		for _, v := range vs {
+			m[strings.TrimPrefix(v.ID, "c-")] = v
+		}
+		return m
+	}
+	holds := func(v Verdict, c report.Condition) bool {
+		o, err := v.Check.Eval(data(c))
+		require.NoError(t, err, v.ID)
+		return o.Holds
+	}
 	r, ok := RuleFor(hang, syncRow, direct)
 	require.True(t, ok)
 	assert.Equal(t, ExpectEnded, r.Expect)
-	vs := Companions(r, syncRow, direct, "c")
-	require.Len(t, vs, 1)
-	assert.Equal(t, "c-fast-stalled", vs[0].ID)
-	ended := func(p95 float64) report.Condition {
-		c := outcomes("status", "status")
-		c.RequestsTotal, c.RequestsOK, c.P95MsSound = 72, 72, p95
-		return c
-	}
-	o, err := vs[0].Check.Eval(data(ended(5700)))
-	require.NoError(t, err, "read over the sound runs: none of an ended cell's is valid")
-	assert.True(t, o.Holds)
-	o, err = vs[0].Check.Eval(data(ended(2)))
-	require.NoError(t, err)
-	assert.False(t, o.Holds)
+	vs := byID(Companions(r, syncRow, direct, "c"))
+	require.Len(t, vs, 2)
+	assert.True(t, holds(vs["fast-stalled"], ended(5700, 1)), "read over the sound runs: none of an ended cell's is valid")
+	assert.False(t, holds(vs["fast-stalled"], ended(2, 1)))
+	assert.True(t, holds(vs[TimeoutsEvery], ended(5700, 1)))
+	assert.False(t, holds(vs[TimeoutsEvery], ended(5700, 0)), "a handler that broke before its sleep is no kill")
+
 	r, _ = RuleFor(hang, gunicornUvicorn, direct)
-	assert.Empty(t, Companions(r, gunicornUvicorn, direct, "c"), "Uvicorn's /fast lands either side: not asserted")
+	vs = byID(Companions(r, gunicornUvicorn, direct, "c"))
+	require.Len(t, vs, 1, "Uvicorn's /fast lands either side: not asserted")
+	assert.False(t, holds(vs[TimeoutsEvery], ended(2, 0)), "a /hang answered 404 is no kill")
+
 	r, _ = RuleFor(hang, gthreadRow, direct)
 	assert.Equal(t, ExpectComplete, r.Expect)
-	vs = Companions(r, gthreadRow, direct, "c")
-	require.Len(t, vs, 1)
-	o, err = vs[0].Check.Eval(data(ended(5700)))
-	require.NoError(t, err)
-	assert.False(t, o.Holds, "a stall fails the no-stall companion")
+	vs = byID(Companions(r, gthreadRow, direct, "c"))
+	require.Len(t, vs, 3)
+	assert.True(t, holds(vs["fast-no-stall"], served(1.8, 10.03, 0)))
+	assert.False(t, holds(vs["fast-no-stall"], served(5700, 10.03, 0)), "a stall fails the no-stall companion")
+	assert.True(t, holds(vs["answered-after-the-sleep"], served(1.8, 10.03, 0)))
+	assert.False(t, holds(vs["answered-after-the-sleep"], served(1.8, 0.01, 0)), "a handler that did not sleep")
+	assert.False(t, holds(vs[TimeoutsNone], served(1.8, 10.03, 1)))
+
+	_, ok = RuleFor(hang, "gunicorn-eventlet-2", direct)
+	assert.False(t, ok, "a row new to the column gets no rule by default")
 }
 
 // spilled is a cell of 1 sound run that spilled mib (none, when it ended
