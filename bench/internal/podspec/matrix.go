@@ -150,10 +150,16 @@ func UWSGILoop(processes int, loop string, cores int) (Server, error) {
 	if processes < 1 || cores < 1 {
 		return Server{}, fmt.Errorf("podspec: uWSGI %s loop of %d processes x %d cores: want 1 or more of each", loop, processes, cores)
 	}
-	cmd := append([]string{"uwsgi", "--plugin", plugins, "--http-socket", fmt.Sprintf("127.0.0.1:%d", AppPort),
+	return Server{ID: fmt.Sprintf("uwsgi-%d-%s-%d", processes, loop, cores), Cmd: append(uwsgiCmd(plugins, processes), flags...)}, nil
+}
+
+// uwsgiCmd is the matrix's uWSGI command line with plugins loaded: a
+// master and `processes` workers speaking HTTP themselves on AppPort,
+// serving app.py, requests logged to a file in the container.
+func uwsgiCmd(plugins string, processes int) []string {
+	return []string{"uwsgi", "--plugin", plugins, "--http-socket", fmt.Sprintf("127.0.0.1:%d", AppPort),
 		"--wsgi-file", "app.py", "--master", "--processes", strconv.Itoa(processes), "--need-app", "--die-on-term",
-		"--req-logger", "file:/tmp/uwsgi-requests.log"}, flags...)
-	return Server{ID: fmt.Sprintf("uwsgi-%d-%s-%d", processes, loop, cores), Cmd: cmd}, nil
+		"--req-logger", "file:/tmp/uwsgi-requests.log"}
 }
 
 // UWSGI body kinds: how the app hands /large to the server.
@@ -174,9 +180,7 @@ func UWSGI(processes int, body string, offload int) (Server, error) {
 		return Server{}, fmt.Errorf("podspec: uWSGI offload threads %d: want 0 or more", offload)
 	}
 	id := fmt.Sprintf("uwsgi-%d-%s", processes, body)
-	cmd := []string{"uwsgi", "--plugin", "python311,logfile", "--http-socket", fmt.Sprintf("127.0.0.1:%d", AppPort),
-		"--wsgi-file", "app.py", "--master", "--processes", strconv.Itoa(processes), "--need-app", "--die-on-term",
-		"--req-logger", "file:/tmp/uwsgi-requests.log"}
+	cmd := uwsgiCmd("python311,logfile", processes)
 	if offload > 0 {
 		id += fmt.Sprintf("-offload-%d", offload)
 		cmd = append(cmd, "--offload-threads", strconv.Itoa(offload))
