@@ -167,6 +167,19 @@ def _int_arg(query, name, default, low, high):
     return v
 
 
+def read_to_end(read, size):
+    """Read a request body of size bytes through read(n), in reads of at
+    most len(BLOCK), discarding it; the bytes read (fewer when the client
+    went away). The framework apps read theirs the same way."""
+    got = 0
+    while got < size:
+        chunk = read(min(len(BLOCK), size - got))
+        if not chunk:
+            break
+        got += len(chunk)
+    return got
+
+
 def upload(environ, start_response):
     """Read the body to its end and discard it; record how long reading
     took (via "upload": write_ns is the body's read time)."""
@@ -176,13 +189,8 @@ def upload(environ, start_response):
         return _bad_request(start_response, "Content-Length must be a whole number")
     if not 0 <= size <= MAX_LARGE:
         return _bad_request(start_response, "Content-Length must be between 0 and %d" % MAX_LARGE)
-    stream = environ["wsgi.input"]
-    clock, read = writelog.Clock(), 0
-    while read < size:
-        chunk = stream.read(min(len(BLOCK), size - read))
-        if not chunk:
-            break
-        read += len(chunk)
+    clock = writelog.Clock()
+    read = read_to_end(environ["wsgi.input"].read, size)
     writelog.record(environ.get("HTTP_X_LAB_ID", ""), clock, read, size, read == size, "upload")
     body = json.dumps({"read": read}).encode()
     start_response("200 OK", [

@@ -40,7 +40,7 @@ var (
 func onlySync(paths []Path) map[string][]string {
 	m := map[string][]string{}
 	for _, p := range paths {
-		m[p.ID] = []string{MatrixRows[0].ID}
+		m[p.ID] = []string{serverRows[0].ID}
 	}
 	return m
 }

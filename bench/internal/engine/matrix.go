@@ -36,6 +36,12 @@ type Row struct {
 	// added for a protocol column, or for the slow readers first (issue
 	// 33's), not yet measured under the others.
 	Only []string
+	// Paths, when set, are the only paths (by id) the row runs.
+	Paths []string
+	// Framework, when set, is the framework the row's app is written in
+	// (podspec.Frameworks): a framework cell's row, whose Twin is the
+	// row of the same server serving the framework-free app.
+	Framework, Twin string
 }
 
 // MatrixStepLimit caps the capacity steps of a row that declares no limit
@@ -44,8 +50,9 @@ type Row struct {
 // readers.
 const MatrixStepLimit = 16
 
-// MatrixRows are the matrix's server setups, all under article A's limits.
-var MatrixRows = func() []Row {
+// serverRows are the matrix's servers, each serving the framework-free
+// app (wsgiapp/app.py, or its ASGI twin asgiapp.py).
+var serverRows = func() []Row {
 	uw := func(body string, offload int, conc int, basis string) Row {
 		s, err := podspec.UWSGI(2, body, offload)
 		if err != nil {
@@ -96,6 +103,10 @@ var MatrixRows = func() []Row {
 	}
 }()
 
+// MatrixRows are the matrix's server setups, all under article A's
+// limits: the servers, then their framework rows (FrameworkRows).
+var MatrixRows = slices.Concat(serverRows, FrameworkRows(serverRows))
+
 // Column is one slow-client behaviour.
 type Column struct {
 	// ID names the column in condition ids and reports.
@@ -125,9 +136,13 @@ func (col Column) paths() []Path {
 	return col.Paths
 }
 
-// runs is whether the matrix runs row r on path p under col (Only); a
-// stack check runs its own row on its own path under every column.
+// runs is whether the matrix runs row r on path p: under col (Only), and
+// on r's paths (Row.Paths); a stack check runs its own row on its own
+// path under every column.
 func (col Column) runs(r Row, p Path) bool {
+	if r.Paths != nil && !slices.Contains(r.Paths, p.ID) {
+		return false
+	}
 	rows, ok := col.Only[p.ID]
 	return !ok || slices.Contains(rows, r.ID)
 }
@@ -571,11 +586,27 @@ func MatrixVerdicts() []verdict.Verdict {
 		}
 	}
 	vs := named
-	for _, c := range MatrixCells() {
-		switch {
+	rows, twins := map[string]Row{}, map[string]bool{}
+	for _, r := range MatrixRows {
+		rows[r.ID], twins[r.Twin] = r, true
+	}
+	cells := MatrixCells()
+	ids := cellIDs(cells)
+	for _, c := range cells {
+		switch r := rows[c.Row]; {
+		case r.Framework != "":
+			vs = append(vs, frameworkVerdicts(c, r, ids)...)
 		case c.Column == SlowRead.ID:
 			if c.Path == NginxOn.ID {
 				vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
+			} else if twins[c.Row] && slices.Contains(FrameworkPaths, c.Path) && !read[c.Condition.ID] {
+				// A framework row's twin: its class, which its framework
+				// rows are asserted to share.
+				rule, ok := verdict.FrameworkRule(c.Column, c.Row, c.Path)
+				if !ok {
+					panic("engine: no verdict.SlowReadRules rule for " + c.Condition.ID)
+				}
+				vs = append(vs, verdict.CellVerdict(rule, c.Row, c.Path, c.Condition.ID))
 			}
 		case read[c.Condition.ID]:
 		default:
@@ -600,14 +631,17 @@ func MatrixVerdicts() []verdict.Verdict {
 // reads article A's nginx-on-2dl, the front doors' verdicts about sync,
 // and one cell of each of issue 32's columns: sync's slow TLS behind
 // NGINX's TLS with buffering on, its cell of each HTTP/2 column and
-// Daphne's WebSocket cell (CellRules).
+// Daphne's WebSocket cell (CellRules), and one framework cell per
+// framework (CIFrameworkRows).
 func CIMatrixVerdicts() []verdict.Verdict {
 	vs := slices.DeleteFunc(slices.Clone(verdict.Matrix), func(v verdict.Verdict) bool { return v.ID == "uwsgi-generator-direct-stalls" })
 	vs = append(vs, verdict.SlowClients...)
 	// The front doors' cells for sync, once each: their margins are stark
 	// (verdict.FrontDoors).
 	vs = append(vs, verdict.FrontDoorVerdicts(MatrixRows[0].ID)...)
-	for _, c := range MatrixCells() {
+	cells := MatrixCells()
+	ids := cellIDs(cells)
+	for _, c := range cells {
 		if c.Column == SlowRead.ID && c.Path == NginxOn.ID && c.Row == MatrixRows[0].ID {
 			vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
 		}
@@ -642,6 +676,32 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		if ci && c.Column == WSSlowConsumer.ID {
 			vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
 		}
+		// One framework cell per framework (CIFrameworkRows), under slow
+		// readers directly, where its twin's verdict runs in make test too.
+		if i := slices.IndexFunc(MatrixRows, func(r Row) bool { return r.ID == c.Row }); i >= 0 && c.Column == SlowRead.ID && c.Path == Direct.ID &&
+			slices.Contains(CIFrameworkRows, c.Row) {
+			vs = append(vs, frameworkVerdicts(c, MatrixRows[i], ids)...)
+		}
+	}
+	return vs
+}
+
+// frameworkVerdicts are framework cell c's verdicts on row r: its twin's
+// class (verdict.FrameworkVerdict) and, where /fast is not held up, what
+// the framework costs on it (verdict.FrameworkCost) against its twin's
+// cell; cellIDs are the matrix's cells' conditions (cellIDs).
+func frameworkVerdicts(c MatrixCell, r Row, cellIDs map[[3]string]string) []verdict.Verdict {
+	rule, ok := verdict.FrameworkRule(c.Column, r.Twin, c.Path)
+	if !ok {
+		panic("engine: no rule of twin " + r.Twin + " for framework cell " + c.Condition.ID)
+	}
+	vs := []verdict.Verdict{verdict.FrameworkVerdict(rule, r.Framework, r.ID, r.Twin, c.Path, c.Condition.ID)}
+	twin, ok := cellIDs[[3]string{c.Column, r.Twin, c.Path}]
+	if !ok {
+		panic("engine: framework cell " + c.Condition.ID + " has no twin cell")
+	}
+	if v, ok := verdict.FrameworkCost(rule, r.Framework, r.ID, c.Path, c.Condition.ID, twin); ok {
+		vs = append(vs, v)
 	}
 	return vs
 }
@@ -657,4 +717,13 @@ func Own(cs []Condition) []Condition {
 		}
 	}
 	return out
+}
+
+// cellIDs are cells' conditions by column, row and path.
+func cellIDs(cells []MatrixCell) map[[3]string]string {
+	ids := map[[3]string]string{}
+	for _, c := range cells {
+		ids[[3]string{c.Column, c.Row, c.Path}] = c.Condition.ID
+	}
+	return ids
 }

@@ -51,8 +51,9 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		}
 	}
 	stepped := false
-	for _, r := range MatrixRows {
-		row := report.MatrixRow{ID: r.ID, Only: r.Only, Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
+	for _, r := range groupByFamily(slices.Clone(MatrixRows)) {
+		row := report.MatrixRow{ID: r.ID, Family: r.Family(), Only: r.Only, Paths: r.Paths, Framework: r.Framework, Twin: r.Twin,
+			Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
 		for _, col := range MatrixColumns {
 			if c := capacity(col, Capacity(col, []Row{r}, false), byID); c != nil {
@@ -100,6 +101,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 				RequestsTotal: s.RequestsTotal, SlowOutcomes: s.SlowOutcomes, ConnectMsMax: s.ConnectMsMax})
 		}
 	}
+	m.Frameworks = frameworkCosts(byID, runs)
 	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 && len(m.Limits) == 0 {
 		return nil
 	}
@@ -231,4 +233,14 @@ func memoryFit(steps []CapacityStep, byID map[string]report.Condition) *report.M
 	f := buffermodel.Memory{LimitMiB: lim}.Fit(ms)
 	return &report.MemoryFit{Role: role, LimitMiB: lim, BaseMiB: f.BaseMiB, PerClientKiB: f.PerClientKiB, Fitted: f.Fitted,
 		Predicted: f.Predicted, LastUnder: f.LastUnder, FirstReached: f.FirstReached, Right: f.Right, Problem: f.Problem}
+}
+
+// groupByFamily orders rows by their family (Families), keeping the
+// table's order within one.
+func groupByFamily(rows []Row) []Row {
+	rank := func(r Row) int {
+		return slices.IndexFunc(Families, func(f struct{ Prefix, Name string }) bool { return f.Name == r.Family() })
+	}
+	slices.SortStableFunc(rows, func(a, b Row) int { return rank(a) - rank(b) })
+	return rows
 }

@@ -121,6 +121,8 @@ func (p Plan) Planned(runs int) map[string]int {
 // under slow readers but uWSGI's plain generator (its offload twin shows
 // the same stall, and more); gthread's capacity steps at 3 and 4 (sync's
 // 1 and 2 are article A's); the 7 cells verdict.SlowClients reads; and
+// one framework cell per framework (CIFrameworkRows: Flask on sync,
+// Django on gthread, FastAPI on Uvicorn, directly under slow readers);
 // the three streaming conditions that show the mechanism (buffering on;
 // with gzip; with gzip and X-Accel-Buffering: no): 16 runs of 9.5 to 17 s
 // windows and 3 of 5 s, about 4 minutes. Behind buffering on, ci reads

@@ -100,7 +100,8 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 // matrix, NGINX with proxy_buffering on kept every server setup protected
 // from 2 slow readers, and uvicorn-2 was protected on every path"): the
 // paths on which every row was protected, then the rows protected on
-// every path; empty when m has no such column or nothing protected all.
+// every path (a framework row's server is named by its twin); empty when
+// m has no such column or nothing protected all.
 func protectors(m *report.Matrix, col, noun string) string {
 	if m == nil {
 		return ""
@@ -131,19 +132,47 @@ func protectors(m *report.Matrix, col, noun string) string {
 		}
 		return len(keys) > 0
 	}
+	framework := map[string]bool{}
+	for _, r := range m.Rows {
+		framework[r.ID] = r.Framework != ""
+	}
 	var paths, setups []string
+	var but []string // the server rows a path only slowed
 	for _, p := range column.Paths {
 		var keys [][2]string
+		var slowed []string
+		stalled := false
 		for _, r := range rows {
-			if column.Runs(r, p) {
-				keys = append(keys, [2]string{r, p})
+			if !column.Runs(r, p) {
+				continue
+			}
+			keys = append(keys, [2]string{r, p})
+			switch cells[[2]string{r, p}] {
+			case report.ClassProtected:
+			case report.ClassSlowed:
+				if !framework[r] {
+					slowed = append(slowed, r)
+				}
+			default:
+				stalled = true
 			}
 		}
-		if p != Direct.ID && every(keys) {
+		if p == Direct.ID || len(keys) == 0 {
+			continue
+		}
+		switch {
+		case every(keys):
 			paths = append(paths, strings.TrimPrefix(pathPhrase(p), "behind "))
+		case !stalled && len(but) == 0 && len(slowed) > 0 && len(slowed) <= MaxAdviceExceptions:
+			// Protected all but a few servers that spend their own CPU
+			// on the responses it takes at once (verdict's nginxOnBusy).
+			paths, but = append(paths, strings.TrimPrefix(pathPhrase(p), "behind ")), slowed
 		}
 	}
 	for _, r := range rows {
+		if framework[r] {
+			continue // its server's row says it (the framework cells)
+		}
 		var keys [][2]string
 		for _, p := range column.Paths {
 			if column.Runs(r, p) {
@@ -155,7 +184,11 @@ func protectors(m *report.Matrix, col, noun string) string {
 		}
 	}
 	var parts []string
-	if len(paths) > 0 {
+	switch {
+	case len(paths) > 0 && len(but) > 0:
+		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s but %s, which it kept under the stall line",
+			strings.Join(paths, " or "), column.Clients, noun, list(but)))
+	case len(paths) > 0:
 		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s", strings.Join(paths, " or "), column.Clients, noun))
 	}
 	switch len(setups) {
@@ -170,6 +203,12 @@ func protectors(m *report.Matrix, col, noun string) string {
 	}
 	return "in our matrix, " + strings.Join(parts, ", and ")
 }
+
+// MaxAdviceExceptions is how many server setups a path may only slow
+// (p95 between the protected and the stall lines, nothing failed) and
+// still be named as what protected the others, with those setups named
+// as exceptions.
+const MaxAdviceExceptions = 2
 
 // list joins "a", "a and b", "a, b and c".
 func list(xs []string) string {

@@ -140,8 +140,9 @@ func TestStackAdvice(t *testing.T) {
 	assert.Equal(t, "stalls at 2 slow readers", got.Behaviours[0].Text)
 	assert.Equal(t, 2, got.Behaviours[0].StallsAt)
 	assert.Equal(t, "Your stack (2 sync workers, direct) stalls at 2 slow readers, its capacity (--workers 2, one request each): "+
-		"each held a request slot; in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers, "+
-		"and gunicorn-gthread-1x4, gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2 and uwsgi-2-file-offload-2 were protected on every path.",
+		"each held a request slot; in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers "+
+		"but daphne-1 and waitress-4, which it kept under the stall line, and gunicorn-gthread-1x4, gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2, "+
+		"uwsgi-2-file-offload-2, uwsgi-2-gevent-100, uwsgi-2-asyncio-100 and hypercorn-2 were protected on every path.",
 		got.Advice)
 
 	ng := sync
@@ -152,8 +153,9 @@ func TestStackAdvice(t *testing.T) {
 	assert.True(t, got.Pass)
 	assert.Equal(t, "none up to 3 slow readers", got.Behaviours[0].Text)
 	assert.Equal(t, "Your stack (2 sync workers, behind NGINX with proxy_buffering on) held every requirement: none up to 3 slow readers; "+
-		"in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers, and gunicorn-gthread-1x4, "+
-		"gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2 and uwsgi-2-file-offload-2 were protected on every path.", got.Advice)
+		"in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers but daphne-1 and waitress-4, "+
+		"which it kept under the stall line, and gunicorn-gthread-1x4, gunicorn-gevent-2, gunicorn-uvicorn-2, uvicorn-2, uwsgi-2-file-offload-2, "+
+		"uwsgi-2-gevent-100, uwsgi-2-asyncio-100 and hypercorn-2 were protected on every path.", got.Advice)
 
 	broken := sync
 	broken.Baseline = step(0, "broken", 300)

@@ -13,12 +13,19 @@ import (
 // behaviour), rows by server setup, a cell per path coloured by class;
 // then each row's capacity.
 type matrixView struct {
-	Missing  string
-	Note     string
-	Overview overviewView
-	Columns  []matrixTable
-	Capacity []capacityRow
-	Streams  []streamRow
+	Missing    string
+	Note       string
+	Overview   overviewView
+	Columns    []matrixTable
+	Capacity   []capacityRow
+	Streams    []streamRow
+	Frameworks []frameworkRow
+}
+
+// frameworkRow is one framework cell beside its framework-free twin.
+type frameworkRow struct {
+	Framework, Server, Column, Path, Class, TwinClass, P50, TwinP50, CostP50, P95, TwinP95, CostP95 string
+	Same                                                                                            bool
 }
 
 // overviewView is every cell at a glance: rows by column and path, each
@@ -36,6 +43,10 @@ type overviewColumn struct {
 type overviewRow struct {
 	ID    string
 	Cells []overviewCell
+	// Family, when set, opens a group of rows: the server family (or
+	// framework) of this row and those after it, over Span columns.
+	Family string
+	Span   int
 }
 
 type overviewCell struct {
@@ -56,6 +67,10 @@ type matrixTable struct {
 type matrixRowView struct {
 	ID, Cmd, Basis string
 	Cells          []matrixCellView
+	// Family, when set, opens a group of rows (overviewRow.Family), over
+	// Span columns.
+	Family string
+	Span   int
 }
 
 type matrixCellView struct {
@@ -92,11 +107,15 @@ func buildMatrix(m *report.Matrix) matrixView {
 		}
 		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: paths}
 		v.Overview.Columns = append(v.Overview.Columns, overviewColumn{ID: col.ID, Paths: paths})
+		family := ""
 		for _, r := range m.Rows {
 			if len(col.Rows) > 0 && !slices.Contains(col.Rows, r.ID) {
 				continue
 			}
-			row := matrixRowView{ID: r.ID, Cmd: r.Cmd, Basis: r.Basis}
+			row := matrixRowView{ID: r.ID, Cmd: r.Cmd, Basis: r.Basis, Span: len(paths) + 1}
+			if r.Family != family {
+				row.Family, family = r.Family, r.Family
+			}
 			for _, p := range paths {
 				c, ok := cells[[3]string{col.ID, r.ID, p}]
 				if !ok {
@@ -109,11 +128,18 @@ func buildMatrix(m *report.Matrix) matrixView {
 		}
 		v.Columns = append(v.Columns, t)
 	}
+	family := ""
 	for _, r := range m.Rows {
 		if r.Stack { // a stack check's row has steps, no cell
 			continue
 		}
-		row := overviewRow{ID: r.ID}
+		row := overviewRow{ID: r.ID, Span: 1}
+		for _, col := range v.Overview.Columns {
+			row.Span += len(col.Paths)
+		}
+		if r.Family != family {
+			row.Family, family = r.Family, r.Family
+		}
 		for _, col := range v.Overview.Columns {
 			for _, p := range col.Paths {
 				c, ok := cells[[3]string{col.ID, r.ID, p}]
@@ -132,8 +158,27 @@ func buildMatrix(m *report.Matrix) matrixView {
 	for _, s := range m.Streams {
 		v.Streams = append(v.Streams, streamView(s))
 	}
+	for _, f := range m.Frameworks {
+		v.Frameworks = append(v.Frameworks, frameworkView(f))
+	}
 	v.Capacity = capacityRows(m)
 	return v
+}
+
+// frameworkView is f's row: each side's /fast median with its runs'
+// range, and the cost.
+func frameworkView(f report.FrameworkCost) frameworkRow {
+	ms := func(median float64, runs []float64) string {
+		out := num(median) + " ms"
+		if len(runs) > 1 {
+			out += " (" + rangeText(slices.Min(runs), slices.Max(runs)) + ")"
+		}
+		return out
+	}
+	return frameworkRow{Framework: f.Framework, Server: f.Twin, Column: f.Column, Path: f.Path, Class: f.Class, TwinClass: f.TwinClass,
+		Same: f.Class == f.TwinClass,
+		P50:  ms(f.P50Ms, f.P50MsRuns), TwinP50: ms(f.TwinP50Ms, f.TwinP50MsRuns), CostP50: fmt.Sprintf("%+.2f ms", f.CostP50Ms),
+		P95: ms(f.P95Ms, f.P95MsRuns), TwinP95: ms(f.TwinP95Ms, f.TwinP95MsRuns), CostP95: fmt.Sprintf("%+.2f ms", f.CostP95Ms)}
 }
 
 // capacityRows are every row's stepped columns but the scale columns,

@@ -27,12 +27,16 @@ func TestMatrixSection(t *testing.T) {
 	require.True(t, ok)
 
 	// The fixture: 9 rows; slow read, headers and silent on 3 paths,
-	// uploads on 4, the worker timeout on 2 for the 4 Gunicorn rows.
-	assert.Equal(t, 9, strings.Count(overview, "<tr><td><b>"), "one overview row per server setup")
-	assert.Equal(t, 9*(3*3+4+2), strings.Count(overview, "<td class=\"m-"), "every column's paths in every row")
-	assert.Equal(t, 5*2, strings.Count(overview, `<td class="m-no-data" title="">–</td>`), "the worker timeout's 2 paths on the 5 rows it skips")
-	assert.Equal(t, 9*4+4, strings.Count(cells, "<tr><td><b>"), "a table per column, a row per setup it applies to")
-	for class, n := range map[string]int{"stalled": 28, "protected": 91, "slowed": 5, "failed": 1} {
+	// uploads on 4, the worker timeout on 2 for the 4 Gunicorn rows. Then
+	// issue 33's 16: 7 servers under slow reads alone, 9 framework rows
+	// on 3 paths under slow reads and, but Hypercorn's, uploads.
+	assert.Equal(t, 9+16, strings.Count(overview, "<tr><td><b>"), "one overview row per server setup")
+	assert.Equal(t, 10, strings.Count(overview, `<tr class="family">`), "the rows grouped by family: 7 server families and 3 frameworks")
+	assert.Equal(t, 25*(3*3+4+2), strings.Count(overview, "<td class=\"m-"), "every column's paths in every row")
+	assert.Equal(t, 5*2+(7+1)*(4+3+3+2)+8*(1+3+3+2), strings.Count(overview, `<td class="m-no-data" title="">–</td>`),
+		"the worker timeout's 2 paths on the 5 rows it skips; the columns the new rows do not run; uploads' 4th path on the framework rows")
+	assert.Equal(t, 9*4+4+16+8, strings.Count(cells, "<tr><td><b>"), "a table per column, a row per setup it applies to")
+	for class, n := range map[string]int{"stalled": 36, "protected": 147, "slowed": 13, "failed": 1} {
 		assert.Equal(t, n, strings.Count(cells, `class="m-`+class+`"`), class)
 		assert.Equal(t, n, strings.Count(overview, `class="m-`+class+`"`), class)
 	}

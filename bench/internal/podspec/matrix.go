@@ -239,3 +239,42 @@ func WithFlag(s Server, flag string, value int) (Server, error) {
 	cmd := slices.Insert(slices.Clone(s.Cmd), len(s.Cmd)-1, flag, strconv.Itoa(value))
 	return Server{ID: fmt.Sprintf("%s-%s-%d", s.ID, name, value), Cmd: cmd, Env: slices.Clone(s.Env)}, nil
 }
+
+// The frameworks the framework cells run (wsgiapp/flaskapp.py,
+// djangoapp.py and fastapiapp.py): app.py's /fast, /large and /upload,
+// and its write record, written again in each.
+const (
+	Flask   = "flask"
+	Django  = "django"
+	FastAPI = "fastapi"
+)
+
+// Frameworks are the framework cells' frameworks, in order.
+var Frameworks = []string{Flask, Django, FastAPI}
+
+// frameworkApps are each framework's app word in place of the
+// framework-free app's: a WSGI framework's for app:application, an ASGI
+// one's for asgiapp:app.
+var frameworkApps = map[string]struct{ replaces, app string }{
+	Flask:   {"app:application", "flaskapp:app"},
+	Django:  {"app:application", "djangoapp:application"},
+	FastAPI: {"asgiapp:app", "fastapiapp:app"},
+}
+
+// WithFramework is server s serving framework's app instead of the
+// framework-free one, named <s.ID>-<framework>. It fails on a framework
+// it does not know, and on a server whose app word is not the one the
+// framework replaces: a WSGI framework needs a WSGI server of app.py, an
+// ASGI one a server of asgiapp.py.
+func WithFramework(s Server, framework string) (Server, error) {
+	fa, ok := frameworkApps[framework]
+	if !ok {
+		return Server{}, fmt.Errorf("podspec: framework %q: want one of %q", framework, Frameworks)
+	}
+	if len(s.Cmd) == 0 || s.Cmd[len(s.Cmd)-1] != fa.replaces {
+		return Server{}, fmt.Errorf("podspec: framework %s replaces the app %s; server %s runs %q", framework, fa.replaces, s.ID, s.Cmd)
+	}
+	cmd := slices.Clone(s.Cmd)
+	cmd[len(cmd)-1] = fa.app
+	return Server{ID: s.ID + "-" + framework, Cmd: cmd, Env: slices.Clone(s.Env)}, nil
+}

@@ -56,3 +56,23 @@ func TestWithFlag(t *testing.T) {
 		assert.Error(t, err, "%q %d", bad.flag, bad.value)
 	}
 }
+
+// A framework replaces the app word of a server of its interface, named
+// in the id; a WSGI framework on an ASGI server, or one it does not know,
+// is refused.
+func TestWithFramework(t *testing.T) {
+	s, err := WithFramework(GunicornGthread(1, 4), Django)
+	require.NoError(t, err)
+	assert.Equal(t, "gunicorn-gthread-1x4-django", s.ID)
+	assert.Equal(t, "djangoapp:application", s.Cmd[len(s.Cmd)-1])
+	assert.Equal(t, GunicornGthread(1, 4).Cmd[:len(s.Cmd)-1], s.Cmd[:len(s.Cmd)-1])
+	s, err = WithFramework(Uvicorn(2), FastAPI)
+	require.NoError(t, err)
+	assert.Equal(t, "fastapiapp:app", s.Cmd[len(s.Cmd)-1])
+	_, err = WithFramework(Uvicorn(2), Flask)
+	assert.ErrorContains(t, err, "replaces the app app:application")
+	_, err = WithFramework(GunicornSync(2), FastAPI)
+	assert.ErrorContains(t, err, "replaces the app asgiapp:app")
+	_, err = WithFramework(GunicornSync(2), "bottle")
+	assert.ErrorContains(t, err, `framework "bottle"`)
+}

@@ -1,6 +1,9 @@
 package readme
 
 import (
+	"encoding/json"
+	"flag"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -102,4 +105,59 @@ func TestPackages(t *testing.T) {
 	assert.NotContains(t, got, "nginx")
 	_, err = Packages(map[string]string{"nginx": "1"})
 	assert.Error(t, err)
+}
+
+// AddRows takes the rows a later series measured, their cells under the
+// fixture's columns and paths only, and leaves the fixture's own.
+func TestAddRows(t *testing.T) {
+	m := &report.Matrix{
+		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct", "nginx-on"}}, {ID: "silent", Paths: []string{"direct"}}},
+		Rows:    []report.MatrixRow{{ID: "sync"}},
+		Cells:   []report.MatrixCell{{Column: "slow-read", Row: "sync", Path: "direct", Class: report.ClassStalled}},
+	}
+	from := &report.Matrix{
+		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct", "nginx-on", "haproxy"}, Rows: []string{"sync", "flask", "waitress"}},
+			{ID: "silent", Paths: []string{"direct"}, Rows: []string{"sync"}}, {ID: "h2", Rows: []string{"waitress"}}},
+		Rows: []report.MatrixRow{{ID: "sync", Family: "Gunicorn"}, {ID: "waitress", Family: "waitress"}, {ID: "flask", Family: "Flask"}, {ID: "daphne", Family: "Daphne"}},
+		Cells: []report.MatrixCell{
+			{Column: "slow-read", Row: "sync", Path: "direct", Class: report.ClassProtected},
+			{Column: "slow-read", Row: "flask", Path: "direct", Class: report.ClassStalled},
+			{Column: "slow-read", Row: "flask", Path: "haproxy", Class: report.ClassStalled},
+			{Column: "slow-read", Row: "waitress", Path: "nginx-on", Class: report.ClassProtected},
+			{Column: "h2", Row: "waitress", Path: "direct", Class: report.ClassStalled},
+			{Column: "h2", Row: "daphne", Path: "direct", Class: report.ClassStalled},
+		},
+	}
+	from.Frameworks = []report.FrameworkCost{{Row: "flask", Twin: "sync", CostP50Ms: 0.2}, {Row: "other", Twin: "sync"}}
+	got := AddRows(m, from)
+	assert.Equal(t, from.Frameworks[:1], got.Frameworks, "the added framework row's cost")
+	assert.Equal(t, []report.MatrixRow{{ID: "sync", Family: "Gunicorn"}, {ID: "waitress", Family: "waitress"}, {ID: "flask", Family: "Flask"}}, got.Rows)
+	assert.Equal(t, []report.MatrixCell{m.Cells[0], from.Cells[1], from.Cells[3]}, got.Cells,
+		"the fixture's own cell kept; only the new rows' cells on its paths; daphne, with none, not added")
+	assert.Equal(t, []string{"sync", "waitress", "flask"}, got.Columns[0].Rows)
+	assert.Equal(t, []string{"sync"}, got.Columns[1].Rows, "silent does not serve the new rows")
+	assert.Len(t, m.Rows, 1, "m is left as it was")
+	assert.Empty(t, m.Rows[0].Family)
+}
+
+var addRowsFrom = flag.String("add-rows-from", "",
+	"add to fixtures/report/matrix.json the rows of this report directory's matrix.json that it lacks (then run make docs)")
+
+// TestAddFixtureRows writes AddRows(fixture, the series' matrix.json) to
+// the fixture when -add-rows-from names a report directory:
+//
+//	go test ./bench/internal/readme -run TestAddFixtureRows -add-rows-from /tmp/lab/rows
+//	make docs
+func TestAddFixtureRows(t *testing.T) {
+	if *addRowsFrom == "" {
+		t.Skip("set -add-rows-from DIR (a report directory) to add its rows to fixtures/report/matrix.json")
+	}
+	path := filepath.Join("..", "..", "..", "fixtures", "report", MatrixFile)
+	m, err := Load(path)
+	require.NoError(t, err)
+	from, err := Load(filepath.Join(*addRowsFrom, MatrixFile))
+	require.NoError(t, err)
+	b, err := json.MarshalIndent(AddRows(m, from), "", "  ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 }

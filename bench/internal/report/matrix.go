@@ -25,6 +25,41 @@ type Matrix struct {
 	// limit moved, under silent connections, read against Against (the
 	// same setup at its default).
 	Limits []LimitCell `json:"limits,omitempty"`
+	// Frameworks are the framework cells against their twins: what
+	// Flask, Django or FastAPI cost on /fast under the same server,
+	// column and path as the framework-free app.
+	Frameworks []FrameworkCost `json:"frameworks,omitempty"`
+}
+
+// FrameworkCost is one framework cell (Condition) beside its twin
+// (TwinCondition): the same server, slow clients and path serving the
+// framework-free app. The /fast figures are medians over each side's
+// valid runs, with every valid run's value; the cost is the framework's
+// median less the twin's.
+type FrameworkCost struct {
+	Framework     string `json:"framework"`
+	Row           string `json:"row"`
+	Twin          string `json:"twin"`
+	Column        string `json:"column"`
+	Path          string `json:"path"`
+	Condition     string `json:"condition"`
+	TwinCondition string `json:"twin_condition"`
+	Class         string `json:"class"`
+	TwinClass     string `json:"twin_class"`
+	// P50Ms and P95Ms are the framework cell's, TwinP50Ms and TwinP95Ms
+	// its twin's; *Runs each valid run's.
+	P50Ms         float64   `json:"p50_ms"`
+	TwinP50Ms     float64   `json:"twin_p50_ms"`
+	P95Ms         float64   `json:"p95_ms"`
+	TwinP95Ms     float64   `json:"twin_p95_ms"`
+	P50MsRuns     []float64 `json:"p50_ms_runs"`
+	TwinP50MsRuns []float64 `json:"twin_p50_ms_runs"`
+	P95MsRuns     []float64 `json:"p95_ms_runs"`
+	TwinP95MsRuns []float64 `json:"twin_p95_ms_runs"`
+	// CostP50Ms and CostP95Ms are P50Ms less TwinP50Ms and P95Ms less
+	// TwinP95Ms.
+	CostP50Ms float64 `json:"cost_p50_ms"`
+	CostP95Ms float64 `json:"cost_p95_ms"`
 }
 
 // LimitCell is one connection-limit cell's outcome.
@@ -140,9 +175,19 @@ func (c MatrixColumn) Runs(row, path string) bool {
 // MatrixRow is one server setup.
 type MatrixRow struct {
 	ID string `json:"id"`
+	// Family is the row's group on the page: its server's family
+	// (Gunicorn, Uvicorn, uWSGI, ...) or its framework's; rows come
+	// grouped by it.
+	Family string `json:"family,omitempty"`
 	// Only, when set, are the only columns the row runs: a server added
-	// for one protocol's column (engine.Row.Only).
-	Only []string `json:"only,omitempty"`
+	// for one protocol's column (engine.Row.Only); Paths the only paths.
+	Only  []string `json:"only,omitempty"`
+	Paths []string `json:"paths,omitempty"`
+	// Framework, for a framework row, is the framework its app is
+	// written in, and Twin the row of the same server serving the
+	// framework-free app.
+	Framework string `json:"framework,omitempty"`
+	Twin      string `json:"twin,omitempty"`
 	// Cmd is the server's command line.
 	Cmd string `json:"cmd"`
 	// Concurrency is what the command line declares (0: no limit at or

@@ -1,0 +1,53 @@
+package engine
+
+import (
+	"wsgilab/bench/internal/report"
+	"wsgilab/bench/internal/verdict"
+)
+
+// frameworkCosts are the framework cells the series ran beside their
+// twins (both summarised in byID), with each valid run's /fast p50 and
+// p95 from runs: what the framework costs on /fast.
+func frameworkCosts(byID map[string]report.Condition, runs []report.Run) []report.FrameworkCost {
+	rows := map[string]Row{}
+	for _, r := range MatrixRows {
+		rows[r.ID] = r
+	}
+	cells := MatrixCells()
+	ids := map[[3]string]string{}
+	for _, c := range cells {
+		ids[[3]string{c.Column, c.Row, c.Path}] = c.Condition.ID
+	}
+	var out []report.FrameworkCost
+	for _, c := range cells {
+		r := rows[c.Row]
+		if r.Framework == "" {
+			continue
+		}
+		s, ok := byID[c.Condition.ID]
+		t, twinOK := byID[ids[[3]string{c.Column, r.Twin, c.Path}]]
+		if !ok || !twinOK {
+			continue
+		}
+		fc := report.FrameworkCost{Framework: r.Framework, Row: r.ID, Twin: r.Twin, Column: c.Column, Path: c.Path,
+			Condition: s.ID, TwinCondition: t.ID, Class: verdict.Class(s), TwinClass: verdict.Class(t),
+			P50Ms: s.P50Ms, TwinP50Ms: t.P50Ms, P95Ms: s.P95Ms, TwinP95Ms: t.P95Ms,
+			CostP50Ms: s.P50Ms - t.P50Ms, CostP95Ms: s.P95Ms - t.P95Ms}
+		fc.P50MsRuns, fc.P95MsRuns = validFast(runs, s.ID)
+		fc.TwinP50MsRuns, fc.TwinP95MsRuns = validFast(runs, t.ID)
+		out = append(out, fc)
+	}
+	return out
+}
+
+// validFast are the /fast p50 and p95 of condition id's valid runs, in
+// run order.
+func validFast(runs []report.Run, id string) (p50, p95 []float64) {
+	p50, p95 = []float64{}, []float64{}
+	for _, r := range runs {
+		if r.Condition == id && r.Valid {
+			p50, p95 = append(p50, r.P50Ms), append(p95, r.P95Ms)
+		}
+	}
+	return p50, p95
+}

@@ -1,0 +1,93 @@
+package readme
+
+import (
+	"slices"
+
+	"wsgilab/bench/internal/report"
+)
+
+// AddRows is m with the rows of from that m lacks and that have a cell
+// under m's columns on m's paths, with those cells: how the fixture series (fixtures/report)
+// takes rows measured after it, so that the protection table and the
+// picture show them. Each column of m serves the rows it served (all of
+// m's rows when it named none) and the new ones from's same column
+// serves; rows keep from's order (the engine's, grouped by family), m's
+// rows taking their family from from; the new framework rows bring their
+// costs against their twins, as from measured both. m is left as it was.
+func AddRows(m, from *report.Matrix) *report.Matrix {
+	out := *m
+	out.Rows = slices.Clone(m.Rows)
+	out.Cells = slices.Clone(m.Cells)
+	out.Columns = slices.Clone(m.Columns)
+	had := map[string]bool{}
+	for _, r := range m.Rows {
+		had[r.ID] = true
+	}
+	// measured: the rows with a cell under one of m's columns, on its
+	// paths.
+	measured := map[string]bool{}
+	for _, c := range from.Cells {
+		if slices.ContainsFunc(m.Columns, func(col report.MatrixColumn) bool { return col.ID == c.Column && slices.Contains(col.Paths, c.Path) }) {
+			measured[c.Row] = true
+		}
+	}
+	fromRow := map[string]report.MatrixRow{}
+	var added []string
+	for _, r := range from.Rows {
+		fromRow[r.ID] = r
+		if !had[r.ID] && !r.Stack && measured[r.ID] {
+			added = append(added, r.ID)
+			out.Rows = append(out.Rows, r)
+		}
+	}
+	for i, r := range out.Rows {
+		if f, ok := fromRow[r.ID]; ok && r.Family == "" {
+			out.Rows[i].Family = f.Family
+		}
+	}
+	// from's order: its rows first, in its order, then m's others.
+	order := func(r report.MatrixRow) int {
+		if i := slices.IndexFunc(from.Rows, func(f report.MatrixRow) bool { return f.ID == r.ID }); i >= 0 {
+			return i
+		}
+		return len(from.Rows)
+	}
+	slices.SortStableFunc(out.Rows, func(a, b report.MatrixRow) int { return order(a) - order(b) })
+	for i, col := range out.Columns {
+		j := slices.IndexFunc(from.Columns, func(c report.MatrixColumn) bool { return c.ID == col.ID })
+		if j < 0 {
+			continue
+		}
+		rows := col.Rows
+		if len(rows) == 0 {
+			for _, r := range m.Rows {
+				rows = append(rows, r.ID)
+			}
+		}
+		rows = slices.Clone(rows)
+		for _, id := range added {
+			if slices.Contains(from.Columns[j].Rows, id) {
+				rows = append(rows, id)
+			}
+		}
+		slices.SortStableFunc(rows, func(a, b string) int {
+			at := func(id string) int {
+				return slices.IndexFunc(out.Rows, func(r report.MatrixRow) bool { return r.ID == id })
+			}
+			return at(a) - at(b)
+		})
+		out.Columns[i].Rows = rows
+		for _, c := range from.Cells {
+			if c.Column == col.ID && slices.Contains(added, c.Row) && slices.Contains(col.Paths, c.Path) {
+				out.Cells = append(out.Cells, c)
+			}
+		}
+	}
+	out.Frameworks = slices.Clone(m.Frameworks)
+	for _, f := range from.Frameworks {
+		if slices.Contains(added, f.Row) {
+			out.Frameworks = append(out.Frameworks, f)
+		}
+	}
+	return &out
+}
