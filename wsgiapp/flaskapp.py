@@ -25,8 +25,11 @@ def fast():
 
 @app.get("/large")
 def large():
-    size = request.args.get("size", DEFAULT_LARGE, type=int)
-    if size is None or not 0 <= size <= MAX_LARGE:
+    try:
+        size = int(request.args.get("size", DEFAULT_LARGE))
+    except ValueError:
+        size = -1
+    if not 0 <= size <= MAX_LARGE:
         return jsonify(error="size must be a whole number of bytes from 0 to %d" % MAX_LARGE), 400
     body = TimedBody(size, request.headers.get("X-Lab-Id", ""))
     return Response(body, mimetype="application/octet-stream", headers={"Content-Length": str(size)})

@@ -41,6 +41,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 				mc.Rows = append(mc.Rows, r.ID)
 			}
 		}
+		mc.Only = columnOnly(col, mc.Rows)
 		m.Columns = append(m.Columns, mc)
 	}
 	m.Streams = []report.StreamCell{}
@@ -243,4 +244,27 @@ func groupByFamily(rows []Row) []Row {
 	}
 	slices.SortStableFunc(rows, func(a, b Row) int { return rank(a) - rank(b) })
 	return rows
+}
+
+// columnOnly is col's Only as the report reads it
+// (report.MatrixColumn.Runs): for each path some of rows (the rows col
+// serves) do not run, by col's Only or their own paths (Row.Paths), the
+// rows that do; nil when every row runs every path.
+func columnOnly(col Column, rows []string) map[string][]string {
+	var only map[string][]string
+	for _, p := range col.paths() {
+		var run []string
+		for _, id := range rows {
+			if i := slices.IndexFunc(MatrixRows, func(r Row) bool { return r.ID == id }); i >= 0 && col.runs(MatrixRows[i], p) {
+				run = append(run, id)
+			}
+		}
+		if len(run) < len(rows) {
+			if only == nil {
+				only = map[string][]string{}
+			}
+			only[p.ID] = run
+		}
+	}
+	return only
 }

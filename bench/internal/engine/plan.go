@@ -117,15 +117,17 @@ func (p Plan) Planned(runs int) map[string]int {
 // The resilience matrix: "full" runs every row on every path under every
 // column and steps every row's capacity under slow readers
 // (CapacitySteps), 3 runs each, and the whole streaming table. "ci"
-// (make test, kept under 30 minutes) runs, once each: every row directly
-// under slow readers but uWSGI's plain generator (its offload twin shows
-// the same stall, and more); gthread's capacity steps at 3 and 4 (sync's
-// 1 and 2 are article A's); the 7 cells verdict.SlowClients reads; and
-// one framework cell per framework (CIFrameworkRows: Flask on sync,
-// Django on gthread, FastAPI on Uvicorn, directly under slow readers);
-// the three streaming conditions that show the mechanism (buffering on;
-// with gzip; with gzip and X-Accel-Buffering: no): 16 runs of 9.5 to 17 s
-// windows and 3 of 5 s, about 4 minutes. Behind buffering on, ci reads
+// (make test, kept under 40 minutes) runs, once each, the cells
+// CIMatrixVerdicts reads: every server row directly under slow readers
+// but uWSGI's plain generator (its offload twin shows the same stall, and
+// more) and gevent-websocket's; gthread's capacity steps at 3 and 4
+// (sync's 1 and 2 are article A's); the 7 cells verdict.SlowClients
+// reads; sync behind every front door; one cell of each of issue 32's
+// columns; one framework cell per framework (CIFrameworkRows: Flask on
+// sync, Django on gthread, FastAPI on Uvicorn, directly under slow
+// readers): 38 runs of 9.5 to 17 s windows; and the three streaming
+// conditions that show the mechanism (buffering on; with gzip; with gzip
+// and X-Accel-Buffering: no), 3 runs of 5 s. Behind buffering on, ci reads
 // article A's nginx-on-2dl (sync); the other rows' nginx-on cells, uWSGI's
 // plain generator and the other streaming conditions are asserted under
 // full only (CIMatrixVerdicts says which verdicts ci asserts).

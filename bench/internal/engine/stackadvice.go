@@ -137,8 +137,19 @@ func protectors(m *report.Matrix, col, noun string) string {
 		framework[r.ID] = r.Framework != ""
 	}
 	var paths, setups []string
-	var but []string // the server rows a path only slowed
+	// excepted are the paths that protected every row but a few it only
+	// slowed (p95 between the lines, nothing failed), with those rows:
+	// servers that spend their own CPU on the responses the path takes
+	// at once (verdict's nginxOnBusy).
+	type excepted struct {
+		path string
+		rows []string
+	}
+	var but []excepted
 	for _, p := range column.Paths {
+		if p == Direct.ID {
+			continue
+		}
 		var keys [][2]string
 		var slowed []string
 		stalled := false
@@ -150,23 +161,16 @@ func protectors(m *report.Matrix, col, noun string) string {
 			switch cells[[2]string{r, p}] {
 			case report.ClassProtected:
 			case report.ClassSlowed:
-				if !framework[r] {
-					slowed = append(slowed, r)
-				}
+				slowed = append(slowed, r)
 			default:
 				stalled = true
 			}
 		}
-		if p == Direct.ID || len(keys) == 0 {
-			continue
-		}
 		switch {
 		case every(keys):
 			paths = append(paths, strings.TrimPrefix(pathPhrase(p), "behind "))
-		case !stalled && len(but) == 0 && len(slowed) > 0 && len(slowed) <= MaxAdviceExceptions:
-			// Protected all but a few servers that spend their own CPU
-			// on the responses it takes at once (verdict's nginxOnBusy).
-			paths, but = append(paths, strings.TrimPrefix(pathPhrase(p), "behind ")), slowed
+		case len(keys) > 0 && !stalled && len(slowed) <= MaxAdviceExceptions:
+			but = append(but, excepted{strings.TrimPrefix(pathPhrase(p), "behind "), slowed})
 		}
 	}
 	for _, r := range rows {
@@ -184,12 +188,12 @@ func protectors(m *report.Matrix, col, noun string) string {
 		}
 	}
 	var parts []string
-	switch {
-	case len(paths) > 0 && len(but) > 0:
-		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s but %s, which it kept under the stall line",
-			strings.Join(paths, " or "), column.Clients, noun, list(but)))
-	case len(paths) > 0:
+	if len(paths) > 0 {
 		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s", strings.Join(paths, " or "), column.Clients, noun))
+	}
+	for _, b := range but {
+		parts = append(parts, fmt.Sprintf("%s kept every server setup protected from %d %s but %s, which it kept under the stall line",
+			b.path, column.Clients, noun, list(b.rows)))
 	}
 	switch len(setups) {
 	case 0:

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -377,5 +378,54 @@ requires: {ws_slow_consumers: 2}
 			c.Path = NginxOn
 			assert.ErrorContains(t, c.Validate(), "does not pass the Upgrade on there")
 		})
+	}
+}
+
+// What protected every cell of a column: a path that protected every
+// row; a path that protected all but at most MaxAdviceExceptions rows it
+// only slowed, named with them; no path where a row stalled, failed or
+// has no data, or where more rows were slowed; and the rows protected on
+// every path.
+func TestProtectors(t *testing.T) {
+	col := report.MatrixColumn{ID: "slow-read", Clients: 2, Paths: []string{"direct", "nginx-off", "nginx-on"}}
+	m := func(classes map[string][3]string) *report.Matrix {
+		mx := &report.Matrix{Columns: []report.MatrixColumn{col}}
+		for _, r := range slices.Sorted(maps.Keys(classes)) {
+			mx.Rows = append(mx.Rows, report.MatrixRow{ID: r})
+			for i, p := range col.Paths {
+				if c := classes[r][i]; c != "" {
+					mx.Cells = append(mx.Cells, report.MatrixCell{Column: col.ID, Row: r, Path: p, Class: c})
+				}
+			}
+		}
+		return mx
+	}
+	const P, S, L, F = report.ClassProtected, report.ClassSlowed, report.ClassStalled, report.ClassFailed
+	for _, tc := range []struct {
+		name    string
+		classes map[string][3]string
+		want    string
+	}{
+		{"every row protected behind buffering on",
+			map[string][3]string{"a": {L, L, P}, "b": {P, P, P}},
+			"in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers, and b was protected on every path"},
+		{"all but two it slowed",
+			map[string][3]string{"a": {L, L, P}, "b": {P, P, S}, "c": {P, P, S}, "d": {P, P, P}},
+			"in our matrix, NGINX with proxy_buffering on kept every server setup protected from 2 slow readers but b and c, which it kept under the stall line, and d was protected on every path"},
+		{"three slowed: not named",
+			map[string][3]string{"a": {L, L, P}, "b": {P, P, S}, "c": {P, P, S}, "d": {P, P, S}},
+			""},
+		{"one stalled: not named",
+			map[string][3]string{"a": {L, L, P}, "b": {P, P, S}, "c": {P, P, L}},
+			""},
+		{"one failed or not run: not named",
+			map[string][3]string{"a": {L, L, F}, "b": {P, P, P}, "c": {P, P, ""}},
+			"in our matrix, b was protected on every path"},
+		{"each path's own exceptions",
+			map[string][3]string{"a": {L, P, S}, "b": {P, S, P}, "c": {P, P, P}},
+			"in our matrix, NGINX with proxy_buffering off kept every server setup protected from 2 slow readers but b, which it kept under the stall line, " +
+				"and NGINX with proxy_buffering on kept every server setup protected from 2 slow readers but a, which it kept under the stall line, and c was protected on every path"},
+	} {
+		assert.Equal(t, tc.want, protectors(m(tc.classes), "slow-read", "slow readers"), tc.name)
 	}
 }

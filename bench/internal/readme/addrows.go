@@ -1,6 +1,7 @@
 package readme
 
 import (
+	"maps"
 	"slices"
 
 	"wsgilab/bench/internal/report"
@@ -11,7 +12,8 @@ import (
 // takes rows measured after it, so that the protection table and the
 // picture show them. Each column of m serves the rows it served (all of
 // m's rows when it named none) and the new ones from's same column
-// serves; rows keep from's order (the engine's, grouped by family), m's
+// serves, on the paths from's column runs them (its Only); rows keep
+// from's order (the engine's, grouped by family), m's
 // rows taking their family from from; the new framework rows bring their
 // costs against their twins, as from measured both. m is left as it was.
 func AddRows(m, from *report.Matrix) *report.Matrix {
@@ -77,6 +79,27 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			return at(a) - at(b)
 		})
 		out.Columns[i].Rows = rows
+		// The paths a new row does not run (from's Only on m's paths).
+		for p, ids := range from.Columns[j].Only {
+			if !slices.Contains(col.Paths, p) {
+				continue
+			}
+			var run []string
+			for _, id := range rows {
+				old, limited := col.Only[p]
+				if had[id] && (!limited || slices.Contains(old, id)) || !had[id] && slices.Contains(ids, id) {
+					run = append(run, id)
+				}
+			}
+			if len(run) < len(rows) {
+				only := maps.Clone(col.Only)
+				if only == nil {
+					only = map[string][]string{}
+				}
+				only[p] = run
+				out.Columns[i].Only, col.Only = only, only
+			}
+		}
 		for _, c := range from.Cells {
 			if c.Column == col.ID && slices.Contains(added, c.Row) && slices.Contains(col.Paths, c.Path) {
 				out.Cells = append(out.Cells, c)

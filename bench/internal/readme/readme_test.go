@@ -116,7 +116,8 @@ func TestAddRows(t *testing.T) {
 		Cells:   []report.MatrixCell{{Column: "slow-read", Row: "sync", Path: "direct", Class: report.ClassStalled}},
 	}
 	from := &report.Matrix{
-		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct", "nginx-on", "haproxy"}, Rows: []string{"sync", "flask", "waitress"}},
+		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct", "nginx-on", "haproxy"}, Rows: []string{"sync", "flask", "waitress"},
+			Only: map[string][]string{"nginx-on": {"sync", "waitress"}, "haproxy": {"sync"}}},
 			{ID: "silent", Paths: []string{"direct"}, Rows: []string{"sync"}}, {ID: "h2", Rows: []string{"waitress"}}},
 		Rows: []report.MatrixRow{{ID: "sync", Family: "Gunicorn"}, {ID: "waitress", Family: "waitress"}, {ID: "flask", Family: "Flask"}, {ID: "daphne", Family: "Daphne"}},
 		Cells: []report.MatrixCell{
@@ -135,6 +136,10 @@ func TestAddRows(t *testing.T) {
 	assert.Equal(t, []report.MatrixCell{m.Cells[0], from.Cells[1], from.Cells[3]}, got.Cells,
 		"the fixture's own cell kept; only the new rows' cells on its paths; daphne, with none, not added")
 	assert.Equal(t, []string{"sync", "waitress", "flask"}, got.Columns[0].Rows)
+	assert.Equal(t, map[string][]string{"nginx-on": {"sync", "waitress"}}, got.Columns[0].Only, "flask does not run nginx-on; haproxy is not the fixture's path")
+	assert.True(t, got.Columns[0].Runs("sync", "nginx-on"))
+	assert.False(t, got.Columns[0].Runs("flask", "nginx-on"))
+	assert.Nil(t, m.Columns[0].Only, "m is left as it was")
 	assert.Equal(t, []string{"sync"}, got.Columns[1].Rows, "silent does not serve the new rows")
 	assert.Len(t, m.Rows, 1, "m is left as it was")
 	assert.Empty(t, m.Rows[0].Family)

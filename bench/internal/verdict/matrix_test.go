@@ -166,3 +166,30 @@ func TestWaitAtKnowsArm64(t *testing.T) {
 	require.NoError(t, err)
 	assert.InDelta(t, 0.1, v, 1e-9)
 }
+
+// Behind NGINX buffering on, a row is held to the protected line, but
+// Daphne and waitress, whose own CPU slows /fast there, to the stall
+// line: 26.7 ms passes them and fails the others, and 1.2 s fails both.
+func TestNginxOnBusyRows(t *testing.T) {
+	cond := func(p95 float64) Data {
+		return Data{Conditions: map[string]report.Condition{"c": cellSummary("c", p95)}}
+	}
+	for _, tc := range []struct {
+		row   string
+		p95   float64
+		id    string
+		holds bool
+	}{
+		{daphneRow, 26.7, "daphne-1-nginx-on-no-stall", true},
+		{waitressRow, 36.4, "waitress-4-nginx-on-no-stall", true},
+		{waitressRow, 1200, "waitress-4-nginx-on-no-stall", false},
+		{syncRow, 26.7, "gunicorn-sync-2-nginx-on-protected", false},
+		{syncRow, 2.4, "gunicorn-sync-2-nginx-on-protected", true},
+	} {
+		v := NginxOnProtected(tc.row, "c")
+		assert.Equal(t, tc.id, v.ID)
+		o, err := v.Check.Eval(cond(tc.p95))
+		require.NoError(t, err)
+		assert.Equal(t, tc.holds, o.Holds, "%s at %.1f ms", tc.row, tc.p95)
+	}
+}
