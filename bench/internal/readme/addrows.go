@@ -1,7 +1,6 @@
 package readme
 
 import (
-	"maps"
 	"slices"
 
 	"wsgilab/bench/internal/report"
@@ -79,27 +78,34 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			return at(a) - at(b)
 		})
 		out.Columns[i].Rows = rows
-		// The paths a new row does not run (from's Only on m's paths).
-		for p, ids := range from.Columns[j].Only {
-			if !slices.Contains(col.Paths, p) {
+		// Each path either column limits (Only): the old rows m ran on
+		// it, and the new rows from ran on it.
+		limited := map[string]bool{}
+		for p := range col.Only {
+			limited[p] = true
+		}
+		for p := range from.Columns[j].Only {
+			limited[p] = true
+		}
+		var only map[string][]string
+		for _, p := range col.Paths {
+			if !limited[p] {
 				continue
 			}
 			var run []string
 			for _, id := range rows {
-				old, limited := col.Only[p]
-				if had[id] && (!limited || slices.Contains(old, id)) || !had[id] && slices.Contains(ids, id) {
+				if had[id] && m.Columns[i].Runs(id, p) || !had[id] && from.Columns[j].Runs(id, p) {
 					run = append(run, id)
 				}
 			}
 			if len(run) < len(rows) {
-				only := maps.Clone(col.Only)
 				if only == nil {
 					only = map[string][]string{}
 				}
 				only[p] = run
-				out.Columns[i].Only, col.Only = only, only
 			}
 		}
+		out.Columns[i].Only = only
 		for _, c := range from.Cells {
 			if c.Column == col.ID && slices.Contains(added, c.Row) && slices.Contains(col.Paths, c.Path) {
 				out.Cells = append(out.Cells, c)

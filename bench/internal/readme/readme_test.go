@@ -140,6 +140,14 @@ func TestAddRows(t *testing.T) {
 	assert.True(t, got.Columns[0].Runs("sync", "nginx-on"))
 	assert.False(t, got.Columns[0].Runs("flask", "nginx-on"))
 	assert.Nil(t, m.Columns[0].Only, "m is left as it was")
+
+	// A path m limits and from does not: the new rows run it.
+	m.Columns[0].Only = map[string][]string{"direct": {}}
+	from.Columns[0].Only = nil
+	got = AddRows(m, from)
+	assert.Equal(t, map[string][]string{"direct": {"waitress", "flask"}}, got.Columns[0].Only)
+	assert.False(t, got.Columns[0].Runs("sync", "direct"))
+	assert.True(t, got.Columns[0].Runs("flask", "direct"))
 	assert.Equal(t, []string{"sync"}, got.Columns[1].Rows, "silent does not serve the new rows")
 	assert.Len(t, m.Rows, 1, "m is left as it was")
 	assert.Empty(t, m.Rows[0].Family)
