@@ -9,18 +9,11 @@ import (
 // twins (both summarised in byID), with each valid run's /fast p50 and
 // p95 from runs: what the framework costs on /fast.
 func frameworkCosts(byID map[string]report.Condition, runs []report.Run) []report.FrameworkCost {
-	rows := map[string]Row{}
-	for _, r := range MatrixRows {
-		rows[r.ID] = r
-	}
 	cells := MatrixCells()
-	ids := map[[3]string]string{}
-	for _, c := range cells {
-		ids[[3]string{c.Column, c.Row, c.Path}] = c.Condition.ID
-	}
+	ids := cellIDs(cells)
 	var out []report.FrameworkCost
 	for _, c := range cells {
-		r := rows[c.Row]
+		r := matrixRows[c.Row]
 		if r.Framework == "" {
 			continue
 		}

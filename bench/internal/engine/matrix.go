@@ -107,6 +107,15 @@ var serverRows = func() []Row {
 // limits: the servers, then their framework rows (FrameworkRows).
 var MatrixRows = slices.Concat(serverRows, FrameworkRows(serverRows))
 
+// matrixRows are MatrixRows by id.
+var matrixRows = func() map[string]Row {
+	m := map[string]Row{}
+	for _, r := range MatrixRows {
+		m[r.ID] = r
+	}
+	return m
+}()
+
 // Column is one slow-client behaviour.
 type Column struct {
 	// ID names the column in condition ids and reports.
@@ -586,14 +595,14 @@ func MatrixVerdicts() []verdict.Verdict {
 		}
 	}
 	vs := named
-	rows, twins := map[string]Row{}, map[string]bool{}
+	twins := map[string]bool{}
 	for _, r := range MatrixRows {
-		rows[r.ID], twins[r.Twin] = r, true
+		twins[r.Twin] = true
 	}
 	cells := MatrixCells()
 	ids := cellIDs(cells)
 	for _, c := range cells {
-		switch r := rows[c.Row]; {
+		switch r := matrixRows[c.Row]; {
 		case r.Framework != "":
 			vs = append(vs, frameworkVerdicts(c, r, ids)...)
 		case c.Column == SlowRead.ID:
@@ -678,9 +687,8 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		}
 		// One framework cell per framework (CIFrameworkRows), under slow
 		// readers directly, where its twin's verdict runs in make test too.
-		if i := slices.IndexFunc(MatrixRows, func(r Row) bool { return r.ID == c.Row }); i >= 0 && c.Column == SlowRead.ID && c.Path == Direct.ID &&
-			slices.Contains(CIFrameworkRows, c.Row) {
-			vs = append(vs, frameworkVerdicts(c, MatrixRows[i], ids)...)
+		if c.Column == SlowRead.ID && c.Path == Direct.ID && slices.Contains(CIFrameworkRows, c.Row) {
+			vs = append(vs, frameworkVerdicts(c, matrixRows[c.Row], ids)...)
 		}
 	}
 	return vs

@@ -255,7 +255,7 @@ func columnOnly(col Column, rows []string) map[string][]string {
 	for _, p := range col.paths() {
 		var run []string
 		for _, id := range rows {
-			if i := slices.IndexFunc(MatrixRows, func(r Row) bool { return r.ID == id }); i >= 0 && col.runs(MatrixRows[i], p) {
+			if r, ok := matrixRows[id]; ok && col.runs(r, p) {
 				run = append(run, id)
 			}
 		}

@@ -228,8 +228,11 @@ var CellRules = []CellRule{
 }
 
 // RuleFor is the first rule of CellRules that matches a cell.
-func RuleFor(col, row, path string) (CellRule, bool) {
-	for _, r := range CellRules {
+func RuleFor(col, row, path string) (CellRule, bool) { return firstRule(CellRules, col, row, path) }
+
+// firstRule is the first of rules that matches a cell.
+func firstRule(rules []CellRule, col, row, path string) (CellRule, bool) {
+	for _, r := range rules {
 		if r.Column == col && (r.Paths == nil || slices.Contains(r.Paths, path)) && (r.Rows == nil || slices.Contains(r.Rows, row)) {
 			return r, true
 		}

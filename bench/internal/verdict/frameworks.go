@@ -2,7 +2,6 @@ package verdict
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"wsgilab/bench/internal/report"
@@ -31,12 +30,7 @@ func FrameworkRule(col, twin, path string) (CellRule, bool) {
 	if col != slowRead {
 		return RuleFor(col, twin, path)
 	}
-	for _, r := range SlowReadRules {
-		if (r.Paths == nil || slices.Contains(r.Paths, path)) && (r.Rows == nil || slices.Contains(r.Rows, twin)) {
-			return r, true
-		}
-	}
-	return CellRule{}, false
+	return firstRule(SlowReadRules, col, twin, path)
 }
 
 // FrameworkVerdict is the verdict that the framework cell measured by
