@@ -60,8 +60,11 @@ type streamRow struct {
 
 type matrixTable struct {
 	Title string
-	Paths []string
-	Rows  []matrixRowView
+	// Counts is the table's cells by class, for its folded summary:
+	// "25 server setups: 47 protected, 12 stalled, 3 not run".
+	Counts string
+	Paths  []string
+	Rows   []matrixRowView
 }
 
 type matrixRowView struct {
@@ -105,7 +108,11 @@ func buildMatrix(m *report.Matrix) matrixView {
 		if len(paths) == 0 {
 			paths = matrixPaths
 		}
-		t := matrixTable{Title: fmt.Sprintf("%s (%d slow clients)", col.Text, col.Clients), Paths: paths}
+		clients := "slow clients"
+		if col.Clients == 1 {
+			clients = "slow client"
+		}
+		t := matrixTable{Title: fmt.Sprintf("%s (%d %s)", col.Text, col.Clients, clients), Paths: paths}
 		v.Overview.Columns = append(v.Overview.Columns, overviewColumn{ID: col.ID, Paths: paths})
 		family := ""
 		for _, r := range m.Rows {
@@ -126,6 +133,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 			}
 			t.Rows = append(t.Rows, row)
 		}
+		t.Counts = classCounts(t.Rows)
 		v.Columns = append(v.Columns, t)
 	}
 	family := ""
@@ -163,6 +171,33 @@ func buildMatrix(m *report.Matrix) matrixView {
 	}
 	v.Capacity = capacityRows(m)
 	return v
+}
+
+// classCounts is "N server setups: n protected, n slowed, …" over rows'
+// cells, in the classes' order of severity, "not run" last.
+func classCounts(rows []matrixRowView) string {
+	n := map[string]int{}
+	for _, r := range rows {
+		for _, c := range r.Cells {
+			n[c.Class]++
+		}
+	}
+	parts := []string{}
+	for _, class := range []string{report.ClassProtected, report.ClassSlowed, report.ClassStalled, report.ClassFailed, report.ClassNoData} {
+		if n[class] == 0 {
+			continue
+		}
+		name := class
+		if class == report.ClassNoData {
+			name = "not run"
+		}
+		parts = append(parts, fmt.Sprintf("%d %s", n[class], name))
+	}
+	setups := "server setups"
+	if len(rows) == 1 {
+		setups = "server setup"
+	}
+	return fmt.Sprintf("%d %s: %s", len(rows), setups, strings.Join(parts, ", "))
 }
 
 // frameworkView is f's row: each side's /fast median with its runs'

@@ -36,6 +36,10 @@ func TestMatrixSection(t *testing.T) {
 	assert.Equal(t, 5*2+(7+1)*(4+3+3+2)+8*(1+3+3+2), strings.Count(overview, `<td class="m-no-data" title="">–</td>`),
 		"the worker timeout's 2 paths on the 5 rows it skips; the columns the new rows do not run; uploads' 4th path on the framework rows")
 	assert.Equal(t, 9*4+4+16+8, strings.Count(cells, "<tr><td><b>"), "a table per column, a row per setup it applies to")
+	assert.Equal(t, 5, strings.Count(cells, `<details class="column">`), "each column's table folded: the overview is the glance")
+	assert.Contains(t, cells, "(2 slow clients)</h3> 25 server setups: 56 protected, 5 slowed, 14 stalled</summary>")
+	assert.Contains(t, cells, "(1 slow client)</h3> 4 server setups: 7 protected, 1 failed</summary>")
+	assert.Contains(t, cells, "17 server setups: 40 protected, 8 slowed, 12 stalled, 8 not run</summary>")
 	for class, n := range map[string]int{"stalled": 36, "protected": 147, "slowed": 13, "failed": 1} {
 		assert.Equal(t, n, strings.Count(cells, `class="m-`+class+`"`), class)
 		assert.Equal(t, n, strings.Count(overview, `class="m-`+class+`"`), class)
