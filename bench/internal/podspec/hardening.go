@@ -56,7 +56,7 @@ const ProxyTmpfsBytes = 2*32<<20 + 16<<20
 // container it starts.
 var DefaultHardening = map[string]Hardening{
 	RoleApp: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=32m,mode=1777"},
-		Why: "the WSGI server binds 127.0.0.1:8000 (no privileged port) and writes only /tmp (the write log and Gunicorn's worker heartbeat files) and, for waitress's spilled output buffers, the container's own /dev/shm (WaitressTempDir). 256 pids leave room for 2 workers x 4 threads, uWSGI's threads and an exec or two."},
+		Why: "the WSGI server binds 127.0.0.1:8000 (no privileged port) and writes only /tmp (the write log and Gunicorn's worker heartbeat files) and, for waitress's spilled output buffers and the request bodies Twisted spools under Daphne, the container's own /dev/shm (ShmTempDir). 256 pids leave room for 2 workers x 4 threads, uWSGI's threads and an exec or two."},
 	RoleProxy: {User: Nobody, PidsLimit: 128, Tmpfs: map[string]string{"/tmp": fmt.Sprintf("rw,exec,nosuid,nodev,size=%dm,mode=1777", ProxyTmpfsBytes>>20)},
 		Why: "NGINX listens on 127.0.0.1:8080 and writes its config, pid file and temp files under /tmp (ProxyTmpfsBytes); as non-root its master cannot and need not switch users. The other front doors (package proxy) write only there too; it is exec because Varnish compiles its VCL into a shared object in its state directory there and loads it (Docker mounts a tmpfs noexec unless told, and dlopen then fails). 128 pids: Apache's event MPM at Debian's packaged settings starts 2 processes of 25 worker threads plus listeners (at 32 it could not create its threads and exited)."},
 	RoleClient: {User: Nobody, PidsLimit: 256, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=16m,mode=1777"},

@@ -2,6 +2,7 @@ package podspec
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,11 +57,16 @@ func Uvicorn(workers int) Server {
 
 // Daphne is Daphne 4.0 (Django Channels' ASGI server, on Twisted) serving
 // the ASGI twin in its one process: its send() queues a WebSocket
-// message in Twisted's transport and returns at once.
+// message in Twisted's transport and returns at once. Twisted spools
+// each request body past 100 KB into a temporary file before the app
+// sees it; the files go to /dev/shm (ShmTempDir), not to the app role's
+// 32 MiB /tmp, which 2 uploads of 16 MiB fill: there the app's write
+// record failed (ENOSPC) and Daphne answered 500 to both.
 func Daphne() Server {
 	return Server{
 		ID:  "daphne-1",
 		Cmd: []string{"python3", "-m", "daphne", "--bind", "127.0.0.1", "--port", strconv.Itoa(AppPort), "asgiapp:app"},
+		Env: []string{"TMPDIR=" + ShmTempDir},
 	}
 }
 
@@ -81,7 +87,7 @@ func Hypercorn(workers int) Server {
 // sockets: a thread hands the response to its connection's output
 // buffer, which spills past 1 MiB (outbuf_overflow) into a temporary
 // file, and waits only while that buffer holds outbuf_high_watermark
-// (16 MiB). The files go to /dev/shm (WaitressTempDir), not to the app
+// (16 MiB). The files go to /dev/shm (ShmTempDir), not to the app
 // role's 32 MiB /tmp, which 2 slow readers of 16 MiB fill: there
 // waitress cut one of them at 11.3 MB (ENOSPC in its buffers).
 func Waitress(threads int) Server {
@@ -89,14 +95,15 @@ func Waitress(threads int) Server {
 		ID: fmt.Sprintf("waitress-%d", threads),
 		Cmd: []string{"python3", "-m", "waitress", "--listen", fmt.Sprintf("127.0.0.1:%d", AppPort),
 			"--threads", strconv.Itoa(threads), "app:application"},
-		Env: []string{"TMPDIR=" + WaitressTempDir},
+		Env: []string{"TMPDIR=" + ShmTempDir},
 	}
 }
 
-// WaitressTempDir is where waitress spills its output buffers: the app
-// container's /dev/shm, Docker's 64 MiB tmpfs, whose pages count against
-// the app's memory limit as /tmp's do.
-const WaitressTempDir = "/dev/shm"
+// ShmTempDir is where the servers that spill to temporary files write
+// them (TMPDIR): waitress's output buffers and Twisted's request bodies
+// under Daphne. It is the app container's /dev/shm, Docker's 64 MiB
+// tmpfs, whose pages count against the app's memory limit as /tmp's do.
+const ShmTempDir = "/dev/shm"
 
 // GunicornEventlet is Gunicorn with `workers` eventlet workers (each takes
 // up to Gunicorn's default 1,000 connections, as gevent's do).
@@ -277,4 +284,37 @@ func WithFramework(s Server, framework string) (Server, error) {
 	cmd := slices.Clone(s.Cmd)
 	cmd[len(cmd)-1] = fa.app
 	return Server{ID: s.ID + "-" + framework, Cmd: cmd, Env: slices.Clone(s.Env)}, nil
+}
+
+// GunicornReleases are the Gunicorn releases the image holds beside its
+// installed one (23.0.0, article A's), each by the directory that
+// fixtures/image/build.sh unpacked it into: bookworm's own 20.1.0
+// (python3-gunicorn 20.1.0-6+deb12u1), which PYTHONPATH puts ahead.
+var GunicornReleases = map[string]string{
+	GunicornBookworm: "/opt/gunicorn-20.1.0",
+}
+
+// GunicornBookworm is Debian bookworm's own Gunicorn release; the image's
+// installed one is GunicornInstalled.
+const (
+	GunicornBookworm  = "20.1.0"
+	GunicornInstalled = "23.0.0"
+)
+
+// WithGunicorn is Gunicorn's server s run by release instead of the
+// installed one, named <s.ID>-<release>: PYTHONPATH puts that release's
+// package (GunicornReleases) ahead of the installed one. It fails on a
+// server that is not Gunicorn's and on a release the image does not hold.
+func WithGunicorn(s Server, release string) (Server, error) {
+	dir, ok := GunicornReleases[release]
+	if !ok {
+		return Server{}, fmt.Errorf("podspec: Gunicorn release %q: the image holds %q beside %s", release, slices.Sorted(maps.Keys(GunicornReleases)), GunicornInstalled)
+	}
+	if len(s.Cmd) < 3 || s.Cmd[0] != "python3" || s.Cmd[2] != "gunicorn" {
+		return Server{}, fmt.Errorf("podspec: Gunicorn release %s: server %s runs %q, not Gunicorn", release, s.ID, s.Cmd)
+	}
+	if slices.ContainsFunc(s.Env, func(e string) bool { return strings.HasPrefix(e, "PYTHONPATH=") }) {
+		return Server{}, fmt.Errorf("podspec: Gunicorn release %s: server %s sets PYTHONPATH already", release, s.ID)
+	}
+	return Server{ID: s.ID + "-" + release, Cmd: slices.Clone(s.Cmd), Env: append(slices.Clone(s.Env), "PYTHONPATH="+dir)}, nil
 }

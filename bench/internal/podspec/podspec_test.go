@@ -76,3 +76,22 @@ func TestWithFramework(t *testing.T) {
 	_, err = WithFramework(GunicornSync(2), "bottle")
 	assert.ErrorContains(t, err, `framework "bottle"`)
 }
+
+func TestWithGunicorn(t *testing.T) {
+	s, err := WithGunicorn(GunicornGevent(2), GunicornBookworm)
+	require.NoError(t, err)
+	assert.Equal(t, "gunicorn-gevent-2-20.1.0", s.ID)
+	assert.Equal(t, GunicornGevent(2).Cmd, s.Cmd)
+	assert.Equal(t, []string{"PYTHONPATH=/opt/gunicorn-20.1.0"}, s.Env)
+	// A column's own change keeps the release (its environment).
+	to, err := GunicornTimeout(s, 5)
+	require.NoError(t, err)
+	assert.Equal(t, s.Env, to.Env)
+
+	_, err = WithGunicorn(Uvicorn(2), GunicornBookworm)
+	assert.ErrorContains(t, err, "not Gunicorn")
+	_, err = WithGunicorn(GunicornSync(2), "19.9.0")
+	assert.ErrorContains(t, err, `Gunicorn release "19.9.0": the image holds ["20.1.0"] beside 23.0.0`)
+	_, err = WithGunicorn(s, GunicornBookworm)
+	assert.ErrorContains(t, err, "sets PYTHONPATH already")
+}

@@ -268,10 +268,15 @@ type Docker struct {
 type Versions struct {
 	Python   string `json:"python"`
 	Gunicorn string `json:"gunicorn"`
-	Nginx    string `json:"nginx"`
-	UWSGI    string `json:"uwsgi"`
-	Django   string `json:"django"`
-	Gevent   string `json:"gevent"`
+	// GunicornReleases are the Gunicorn releases the image holds beside
+	// the installed one (podspec.GunicornReleases: bookworm's own 20.1.0,
+	// the matrix's version rows), each as it reports itself when imported
+	// from its directory.
+	GunicornReleases map[string]string `json:"gunicorn_releases,omitempty"`
+	Nginx            string            `json:"nginx"`
+	UWSGI            string            `json:"uwsgi"`
+	Django           string            `json:"django"`
+	Gevent           string            `json:"gevent"`
 	// Uvicorn, Uvloop and Httptools serve the matrix's ASGI rows.
 	Uvicorn   string `json:"uvicorn"`
 	Uvloop    string `json:"uvloop"`

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +24,9 @@ import (
 var versionScript = func() string {
 	var b strings.Builder
 	b.WriteString(componentScript)
+	for _, release := range slices.Sorted(maps.Keys(podspec.GunicornReleases)) {
+		fmt.Fprintf(&b, "echo \"gunicorn-release:%s=$(PYTHONPATH=%s python3 -c 'import gunicorn; print(gunicorn.__version__)')\"\n", release, podspec.GunicornReleases[release])
+	}
 	for _, kind := range proxy.Kinds() {
 		fmt.Fprintf(&b, "echo \"door:%s=$(%s 2>&1 | head -n 1)\"\n", kind, strings.Join(proxy.Doors[kind].Version(), " "))
 	}
@@ -107,6 +112,15 @@ func parseVersions(s string) (report.Versions, error) {
 			}
 			continue
 		}
+		if rel, ok := strings.CutPrefix(line, "gunicorn-release:"); ok {
+			if release, got, ok := strings.Cut(rel, "="); ok {
+				if v.GunicornReleases == nil {
+					v.GunicornReleases = map[string]string{}
+				}
+				v.GunicornReleases[release] = got
+			}
+			continue
+		}
 		if pkg, ok := strings.CutPrefix(line, "pkg:"); ok {
 			if name, ver, ok := strings.Cut(pkg, "="); ok {
 				v.Packages[name] = ver
@@ -148,6 +162,13 @@ func parseVersions(s string) (report.Versions, error) {
 	for _, kind := range proxy.Kinds() {
 		if v.FrontDoors[kind] == "" {
 			return v, fmt.Errorf("stack: front door %s printed no version (%s):\n%s", kind, strings.Join(proxy.Doors[kind].Version(), " "), s)
+		}
+	}
+	// Each Gunicorn release the matrix's version rows run must import as
+	// itself from its directory: the image unpacked it there.
+	for release, dir := range podspec.GunicornReleases {
+		if got := v.GunicornReleases[release]; got != release {
+			return v, fmt.Errorf("stack: Gunicorn %s from %s imported as %q (the image's build.sh unpacks it there):\n%s", release, dir, got, s)
 		}
 	}
 	return v, nil
