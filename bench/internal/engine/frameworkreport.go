@@ -44,3 +44,28 @@ func validFast(runs []report.Run, id string) (p50, p95 []float64) {
 	}
 	return p50, p95
 }
+
+// versionCells are the version cells the series ran beside their twins
+// (both summarised in byID), with each valid run's /fast p95 from runs.
+func versionCells(byID map[string]report.Condition, runs []report.Run) []report.VersionCell {
+	cells := MatrixCells()
+	ids := cellIDs(cells)
+	var out []report.VersionCell
+	for _, c := range cells {
+		r := matrixRows[c.Row]
+		if r.Gunicorn == "" {
+			continue
+		}
+		s, ok := byID[c.Condition.ID]
+		t, twinOK := byID[ids[[3]string{c.Column, r.Twin, c.Path}]]
+		if !ok || !twinOK {
+			continue
+		}
+		vc := report.VersionCell{Release: r.Gunicorn, Row: r.ID, Twin: r.Twin, Column: c.Column, Path: c.Path,
+			Condition: s.ID, TwinCondition: t.ID, Class: verdict.Class(s), TwinClass: verdict.Class(t), P95Ms: s.P95Ms, TwinP95Ms: t.P95Ms}
+		_, vc.P95MsRuns = validFast(runs, s.ID)
+		_, vc.TwinP95MsRuns = validFast(runs, t.ID)
+		out = append(out, vc)
+	}
+	return out
+}

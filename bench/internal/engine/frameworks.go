@@ -81,6 +81,7 @@ var CIFrameworkRows = []string{
 // its server's id, a framework row's by its framework.
 var Families = []struct{ Prefix, Name string }{
 	{"gunicorn-", "Gunicorn"},
+	{"gunicorn@" + podspec.GunicornBookworm, "Gunicorn " + podspec.GunicornBookworm + " (Debian bookworm's own)"},
 	{"uvicorn-", "Uvicorn"},
 	{"uwsgi-", "uWSGI"},
 	{"daphne-", "Daphne"},
@@ -92,12 +93,21 @@ var Families = []struct{ Prefix, Name string }{
 	{podspec.FastAPI, "FastAPI"},
 }
 
-// Family is row r's group in the report (Families): its framework's, or
-// its server's; "" for a server no family names (an engine test checks
-// that every row has one).
+// Family is row r's group in the report (Families): its framework's,
+// its Gunicorn release's (gunicorn@<release>), or its server's; "" for a
+// server no family names (an engine test checks that every row has one).
 func (r Row) Family() string {
 	for _, f := range Families {
-		if r.Framework != "" && f.Prefix == r.Framework || r.Framework == "" && strings.HasPrefix(r.ID, f.Prefix) {
+		switch {
+		case r.Framework != "":
+			if f.Prefix == r.Framework {
+				return f.Name
+			}
+		case r.Gunicorn != "":
+			if f.Prefix == "gunicorn@"+r.Gunicorn {
+				return f.Name
+			}
+		case strings.HasPrefix(r.ID, f.Prefix):
 			return f.Name
 		}
 	}

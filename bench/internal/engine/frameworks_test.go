@@ -31,8 +31,9 @@ func TestFrameworkRows(t *testing.T) {
 		assert.Contains(t, r.Server.Cmd[len(r.Server.Cmd)-1], r.Framework+"app:", r.ID)
 		assert.Equal(t, FrameworkPaths, r.Paths, r.ID)
 	}
-	hyper := fw[slices.IndexFunc(fw, func(r Row) bool { return r.Twin == podspec.Hypercorn(2).ID })]
-	assert.Equal(t, []string{SlowRead.ID}, hyper.Only, "Hypercorn's twin runs no slow uploads")
+	for _, r := range fw {
+		assert.Equal(t, FrameworkColumns, r.Only, "%s: both columns, which its twin runs", r.ID)
+	}
 	// Framework rows are not stepped, nor scaled.
 	assert.Empty(t, Capacity(SlowRead, fw, false))
 	assert.False(t, slices.ContainsFunc(ScaleRows, func(s ScaleRow) bool { return s.Row.Framework != "" }))
@@ -76,7 +77,7 @@ func TestFrameworkVerdicts(t *testing.T) {
 		assert.NotEmpty(t, twinNeed[twin], "%s: no verdict of its own asserts the twin cell %s", c.Condition.ID, twin)
 		// Where /fast is not held up, the framework's cost against the
 		// twin's own cell.
-		rule, _ := verdict.FrameworkRule(c.Column, r.Twin, c.Path)
+		rule, _ := verdict.TwinRule(c.Column, r.Twin, c.Path)
 		if rule.Expect == verdict.ExpectStalled || rule.Expect == verdict.ExpectUnprotected {
 			assert.Len(t, vs, 1, c.Condition.ID)
 			continue
@@ -85,7 +86,7 @@ func TestFrameworkVerdicts(t *testing.T) {
 		assert.Equal(t, []string{c.Condition.ID, twin}, vs[1].Check.Needs())
 		costs++
 	}
-	assert.Equal(t, 9*3+8*3, n)
+	assert.Equal(t, 9*3+9*3, n)
 	// Sync's cells that hold /fast up: directly under both columns, and
 	// behind buffering off under slow readers, for the 2 WSGI frameworks.
 	assert.Equal(t, n-2*3, costs)
@@ -101,7 +102,7 @@ func TestFrameworkVerdicts(t *testing.T) {
 // The cost check fails a framework that adds more than FrameworkCostMs to
 // /fast's median, and passes one within it.
 func TestFrameworkCostCatches(t *testing.T) {
-	rule, ok := verdict.FrameworkRule(SlowRead.ID, podspec.GunicornGthread(1, 4).ID, Direct.ID)
+	rule, ok := verdict.TwinRule(SlowRead.ID, podspec.GunicornGthread(1, 4).ID, Direct.ID)
 	require.True(t, ok)
 	v, ok := verdict.FrameworkCost(rule, podspec.Django, "gunicorn-gthread-1x4-django", Direct.ID, "fw", "twin")
 	require.True(t, ok)

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/proxy"
 	"wsgilab/nginxconf"
 )
@@ -35,12 +36,12 @@ var (
 	UploadDoors = []Path{HAProxy, HAProxyBufReq, Lighttpd}
 )
 
-// onlySync runs paths on the matrix's first row only (gunicorn-sync-2),
+// onlySync runs paths on the sync row only (gunicorn-sync-2, the matrix's first),
 // where the front doors' verdicts are.
 func onlySync(paths []Path) map[string][]string {
 	m := map[string][]string{}
 	for _, p := range paths {
-		m[p.ID] = []string{serverRows[0].ID}
+		m[p.ID] = []string{podspec.GunicornSync(2).ID}
 	}
 	return m
 }

@@ -42,7 +42,21 @@ type Row struct {
 	// (podspec.Frameworks): a framework cell's row, whose Twin is the
 	// row of the same server serving the framework-free app.
 	Framework, Twin string
+	// Gunicorn, when set, is the Gunicorn release the row runs instead
+	// of the installed one (podspec.GunicornReleases): a version row,
+	// whose Twin is the same server under the installed release
+	// (VersionRows).
+	Gunicorn string
+	// HoldsBodies says the server holds what its slow readers have not
+	// read, in its memory or in a temporary file its memory limit counts:
+	// its capacity steps may end in the OOM killer, which is then the
+	// step's outcome (Condition.MayExhaust), not the lab's error.
+	HoldsBodies bool
 }
+
+// classic are the HTTP/1.1 columns every server row runs: slow readers,
+// slow uploads, slow headers and silent connections.
+var classic = []string{SlowRead.ID, SlowUpload.ID, SlowHeaders.ID, Silent.ID}
 
 // MatrixStepLimit caps the capacity steps of a row that declares no limit
 // of its own: 16 concurrent slow readers of 2 MiB/s are 32 MiB/s through a
@@ -71,6 +85,10 @@ var serverRows = func() []Row {
 		r.Only = cols
 		return r
 	}
+	holds := func(r Row) Row {
+		r.HoldsBodies = true
+		return r
+	}
 	uwLoop := func(loop, basis string) Row {
 		s, err := podspec.UWSGILoop(2, loop, 100)
 		if err != nil {
@@ -88,24 +106,27 @@ var serverRows = func() []Row {
 		uw(podspec.BodyGenerator, 2, 2, "--processes 2; a generator's body cannot be offloaded"),
 		uw(podspec.BodyFile, 0, 2, "--processes 2, one request each"),
 		uw(podspec.BodyFile, 2, 0, "--processes 2 hand each file to 2 offload threads, which take any number"),
-		// WebSocket servers, so far under the protocol columns only;
-		// Hypercorn speaks HTTP/2 itself too (DirectH2).
-		ws(row(podspec.Daphne(), 0, "one process, no connection limit"), SlowRead.ID, WSSlowConsumer.ID),
-		ws(row(podspec.Hypercorn(2), 0, "--workers 2, no connection limit"), SlowRead.ID, WSSlowConsumer.ID, H2SlowRead.ID, H2ManyStreams.ID),
+		// WebSocket servers: the HTTP/1.1 columns (classic) and their
+		// protocol columns; Hypercorn speaks HTTP/2 itself too
+		// (DirectH2). Daphne holds each reader's whole response in its
+		// memory (99 MiB of its 128 at 2 readers).
+		holds(ws(row(podspec.Daphne(), 0, "one process, no connection limit"), append(slices.Clone(classic), WSSlowConsumer.ID)...)),
+		ws(row(podspec.Hypercorn(2), 0, "--workers 2, no connection limit"), append(slices.Clone(classic), WSSlowConsumer.ID, H2SlowRead.ID, H2ManyStreams.ID)...),
 		ws(row(podspec.GunicornGeventWS(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"), WSSlowConsumer.ID),
-		// The servers teams deploy beyond these (issue 33), so far under
-		// slow readers only: Daphne and Hypercorn above, and these.
-		only(row(podspec.Waitress(4), 0, "--threads 4 in one process, but each response past 1 MiB spills into a temporary file (64 MiB of /dev/shm) and frees its thread: no limit of its own but that space"), SlowRead.ID),
-		only(row(podspec.ModWSGI(), 2, "2 daemon processes x 1 thread (WSGIDaemonProcess)"), SlowRead.ID),
-		only(uwLoop(podspec.LoopGevent, "--processes 2 x --gevent 100"), SlowRead.ID),
-		only(uwLoop(podspec.LoopAsyncio, "--processes 2 x --asyncio 100"), SlowRead.ID),
-		only(row(podspec.GunicornEventlet(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"), SlowRead.ID),
+		// The servers teams deploy beyond these (issue 33), under the
+		// HTTP/1.1 columns: Daphne and Hypercorn above, and these.
+		holds(only(row(podspec.Waitress(4), 0, "--threads 4 in one process, but each response past 1 MiB spills into a temporary file (64 MiB of /dev/shm) and frees its thread: no limit of its own but that space"), classic...)),
+		only(row(podspec.ModWSGI(), 2, "2 daemon processes x 1 thread (WSGIDaemonProcess)"), classic...),
+		only(uwLoop(podspec.LoopGevent, "--processes 2 x --gevent 100"), classic...),
+		only(uwLoop(podspec.LoopAsyncio, "--processes 2 x --asyncio 100"), classic...),
+		only(row(podspec.GunicornEventlet(2), 0, "--workers 2 x 1,000 worker connections (Gunicorn's default)"), classic...),
 	}
 }()
 
 // MatrixRows are the matrix's server setups, all under article A's
-// limits: the servers, then their framework rows (FrameworkRows).
-var MatrixRows = slices.Concat(serverRows, FrameworkRows(serverRows))
+// limits: the servers, their framework rows (FrameworkRows), then their
+// rows under Debian bookworm's own Gunicorn (VersionRows).
+var MatrixRows = slices.Concat(serverRows, FrameworkRows(serverRows), VersionRows(serverRows, podspec.GunicornBookworm))
 
 // matrixRows are MatrixRows by id.
 var matrixRows = func() map[string]Row {
@@ -538,11 +559,9 @@ type CapacityStep struct {
 // Capacity are the steps of rows under col (CapacitySteps), on col's
 // path without a front door (direct, or direct-tls for slow TLS); a step
 // another table holds (article A's, or the matrix's own cell) reads that
-// condition. A row that runs only some columns so far (Row.Only) is not
-// stepped: Daphne holds each reader's whole response in its memory (99
-// MiB of its 128 at 2 readers), so its steps would end in the OOM killer,
-// which the slow-read column counts as a broken run, not a capacity; such
-// rows are stepped once their columns are measured.
+// condition. A framework or version row is not stepped: its twin's
+// steps are its server's capacity. A row that holds its readers' bodies (Row.HoldsBodies)
+// may meet the OOM killer past a step: the kill is that step's outcome.
 func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	var out []CapacityStep
 	i := slices.IndexFunc(col.paths(), func(p Path) bool { return p.Proxy == nil })
@@ -551,11 +570,15 @@ func Capacity(col Column, rows []Row, near bool) []CapacityStep {
 	}
 	p := col.paths()[i]
 	for _, r := range rows {
-		if r.Only != nil {
+		if r.Twin != "" {
 			continue
 		}
 		for _, n := range CapacitySteps(r, near) {
 			if c, ok := cell(CapacityID(col, r, n), col, r, p, n); ok {
+				// Past the column's own clients, a step may exhaust a
+				// server that holds bodies; the column's cell is reused
+				// as it is.
+				c.MayExhaust = c.MayExhaust || r.HoldsBodies && n > col.Clients
 				out = append(out, CapacityStep{Row: r.ID, Column: col.ID, Clients: n, Condition: reuse(c)})
 			}
 		}
@@ -605,13 +628,15 @@ func MatrixVerdicts() []verdict.Verdict {
 		switch r := matrixRows[c.Row]; {
 		case r.Framework != "":
 			vs = append(vs, frameworkVerdicts(c, r, ids)...)
+		case r.Gunicorn != "":
+			vs = append(vs, versionVerdicts(c, r)...)
 		case c.Column == SlowRead.ID:
 			if c.Path == NginxOn.ID {
 				vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
 			} else if twins[c.Row] && slices.Contains(FrameworkPaths, c.Path) && !read[c.Condition.ID] {
 				// A framework row's twin: its class, which its framework
 				// rows are asserted to share.
-				rule, ok := verdict.FrameworkRule(c.Column, c.Row, c.Path)
+				rule, ok := verdict.TwinRule(c.Column, c.Row, c.Path)
 				if !ok {
 					panic("engine: no verdict.SlowReadRules rule for " + c.Condition.ID)
 				}
@@ -627,6 +652,11 @@ func MatrixVerdicts() []verdict.Verdict {
 			vs = append(vs, verdict.Companions(r, c.Row, c.Path, c.Condition.ID)...)
 			if c.Column == WSSlowConsumer.ID {
 				vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
+			}
+			// The installed release's side of a cell where the
+			// releases differ (verdict.VersionChanges).
+			if ch, ok := verdict.ChangeFor(c.Column, c.Row, c.Path, ""); ok {
+				vs = append(vs, verdict.VersionChangeVerdict(ch, "", c.Row, c.Condition.ID))
 			}
 		}
 	}
@@ -699,7 +729,7 @@ func CIMatrixVerdicts() []verdict.Verdict {
 // the framework costs on it (verdict.FrameworkCost) against its twin's
 // cell; cellIDs are the matrix's cells' conditions (cellIDs).
 func frameworkVerdicts(c MatrixCell, r Row, cellIDs map[[3]string]string) []verdict.Verdict {
-	rule, ok := verdict.FrameworkRule(c.Column, r.Twin, c.Path)
+	rule, ok := verdict.TwinRule(c.Column, r.Twin, c.Path)
 	if !ok {
 		panic("engine: no rule of twin " + r.Twin + " for framework cell " + c.Condition.ID)
 	}

@@ -55,6 +55,9 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 		if strings.HasSuffix(v.ID, "-as-framework-free") || strings.HasSuffix(v.ID, "-framework-cost") {
 			continue // TestFrameworkVerdicts
 		}
+		if strings.Contains(v.ID, "-"+podspec.GunicornBookworm+"-") {
+			continue // TestVersionVerdicts
+		}
 		for _, col := range MatrixColumns[1:] {
 			if strings.HasPrefix(v.ID, col.ID+"-") {
 				rules++
@@ -68,10 +71,12 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	// 2 HTTP/2 paths under each HTTP/2 column (Hypercorn too, and on
 	// its own HTTP/2 as well), and the 5 WebSocket rows on 2 paths. The
 	// rows of every column are all but the servers that run only some
-	// columns so far (Row.Only: the protocol columns' 3, issue 33's 5).
-	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil }))
+	// columns (Row.Only: the protocol columns' 3, issue 33's 5), and
+	// the version rows (TestVersionVerdicts). Issue 33's 7 servers run
+	// the other 3 HTTP/1.1 columns on their paths: 4, 3 and 3.
+	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil || r.Gunicorn != "" }))
 	assert.Equal(t, 9, every)
-	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2 + hangCells
+	newer := 98 + 2*len(FrontDoors) + len(UploadDoors) + 3*every + 2*(2*(every+1)+1) + 5*2 + len(h2cRows)*2*2 + hangCells + 7*(4+3+3)
 	// Each WebSocket cell has a second verdict: every message came.
 	// The HTTP/2 cells have companions (verdict.Companions), on the h2
 	// rows' every+1: behind buffering off, the 5 rows that send
@@ -88,7 +93,8 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 	companions := 2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows)) + 2*h2Rows + // h2-slow-read
 		2*len(sendsItselfRows) + (h2Rows - len(sendsItselfRows) - 2) + // h2-many-streams
 		2 + 3 + 2 + // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
-		2 + 1 + 1 + 3 + 3 // hang: sync (/fast stalled, timeouts), uWSGI (/fast), Uvicorn's worker (timeouts), gthread and gevent (/fast, no timeout, answered after the sleep)
+		2 + 1 + 1 + 3 + 3 + // hang: sync (/fast stalled, timeouts), uWSGI (/fast), Uvicorn's worker (timeouts), gthread and gevent (/fast, no timeout, answered after the sleep)
+		len(verdict.VersionChanges) // the installed release's side of each cell where the Gunicorn releases differ
 	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
 
@@ -154,8 +160,8 @@ func TestStreamTable(t *testing.T) {
 func TestOutliveTimeoutColumn(t *testing.T) {
 	var rows []string
 	for _, c := range MatrixCells() {
-		if c.Column != OutliveTimeout.ID {
-			continue
+		if c.Column != OutliveTimeout.ID || matrixRows[c.Row].Gunicorn != "" {
+			continue // the version rows: TestVersionRows
 		}
 		rows = append(rows, c.Row)
 		assert.Contains(t, c.Condition.Server.Cmd, "--timeout")
@@ -256,7 +262,7 @@ func TestVerdictsNameTheEnginesCells(t *testing.T) {
 }
 
 func TestMatrixCellsReuseArticleA(t *testing.T) {
-	cells := MatrixCells()
+	cells := slices.DeleteFunc(MatrixCells(), func(c MatrixCell) bool { return matrixRows[c.Row].Gunicorn != "" }) // TestVersionRows
 	// slow read: every row on 3 paths and the front doors; headers and
 	// silent: every row on 3 paths, the sync row behind the front doors;
 	// uploads on 4, the sync row behind the upload doors; the worker
@@ -266,16 +272,16 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	// too, and on its own HTTP/2; the 5 rows that take WebSockets on 2
 	// paths (3 of them run only the protocol columns); 3 rows on
 	// NGINX's 2 h2c paths under each HTTP/2 column; and the 7 rows that
-	// run some columns only (Row.Only) but slow reads among them (issue
-	// 33's 5, Daphne and Hypercorn), on slow reads' paths.
-	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil }))
+	// run some columns only (Row.Only) but the HTTP/1.1 ones among them
+	// (issue 33's 5, Daphne and Hypercorn), on slow reads' paths, on
+	// slow uploads' 4 and on 3 of slow headers and silent connections.
+	every := len(slices.DeleteFunc(slices.Clone(MatrixRows), func(r Row) bool { return r.Only != nil || r.Gunicorn != "" }))
 	readOnly := len(slices.DeleteFunc(slices.Clone(serverRows), func(r Row) bool { return r.Only == nil || !slices.Contains(r.Only, SlowRead.ID) }))
 	assert.Equal(t, 7, readOnly)
-	// The framework rows: 9 on the article's 3 paths under slow reads, 8
-	// (not Hypercorn's, whose twin runs no slow uploads) under slow
-	// uploads.
+	// The framework rows: 9 on the article's 3 paths under slow reads and
+	// slow uploads.
 	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2+
-		readOnly*(3+len(FrontDoors))+hangCells+9*3+8*3)
+		readOnly*(3+len(FrontDoors)+4+3+3)+hangCells+9*3+9*3)
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {

@@ -53,8 +53,8 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 	}
 	stepped := false
 	for _, r := range groupByFamily(slices.Clone(MatrixRows)) {
-		row := report.MatrixRow{ID: r.ID, Family: r.Family(), Only: r.Only, Paths: r.Paths, Framework: r.Framework, Twin: r.Twin,
-			Cmd: strings.Join(r.Server.Cmd, " "), Concurrency: r.Concurrency,
+		row := report.MatrixRow{ID: r.ID, Family: r.Family(), Only: r.Only, Paths: r.Paths, Framework: r.Framework, Gunicorn: r.Gunicorn, Twin: r.Twin,
+			Cmd: strings.Join(slices.Concat(r.Server.Env, r.Server.Cmd), " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
 		for _, col := range MatrixColumns {
 			if c := capacity(col, Capacity(col, []Row{r}, false), byID); c != nil {
@@ -103,6 +103,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 		}
 	}
 	m.Frameworks = frameworkCosts(byID, runs)
+	m.Versions = versionCells(byID, runs)
 	if len(m.Cells) == 0 && !stepped && len(m.Streams) == 0 && len(m.Limits) == 0 {
 		return nil
 	}

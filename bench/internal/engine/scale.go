@@ -126,7 +126,7 @@ var ScaleRows = func() []ScaleRow {
 		out = append(out, ScaleRow{MatrixRows[0], p})
 	}
 	for _, r := range MatrixRows {
-		if r.Concurrency == 0 && r.Only == nil {
+		if r.Concurrency == 0 && r.Only == nil && r.Twin == "" {
 			out = append(out, ScaleRow{r, Direct})
 		}
 	}

@@ -132,15 +132,17 @@ func protectors(m *report.Matrix, col, noun string) string {
 		}
 		return len(keys) > 0
 	}
-	framework := map[string]bool{}
+	// twin rows (a framework's, a Gunicorn release's) say what their
+	// server's row says.
+	twin := map[string]bool{}
 	for _, r := range m.Rows {
-		framework[r.ID] = r.Framework != ""
+		twin[r.ID] = r.Twin != ""
 	}
 	var paths, setups []string
 	// excepted are the paths that protected every row but a few it only
 	// slowed (p95 between the lines, nothing failed), with those rows:
 	// servers that spend their own CPU on the responses the path takes
-	// at once (verdict's nginxOnBusy).
+	// at once (verdict's nginxOnNoStall).
 	type excepted struct {
 		path string
 		rows []string
@@ -174,8 +176,8 @@ func protectors(m *report.Matrix, col, noun string) string {
 		}
 	}
 	for _, r := range rows {
-		if framework[r] {
-			continue // its server's row says it (the framework cells)
+		if twin[r] {
+			continue // its server's row says it
 		}
 		var keys [][2]string
 		for _, p := range column.Paths {

@@ -93,8 +93,11 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 		run.SlowOutcomes[row.Outcome]++
 		run.ConnectMsMax = max(run.ConnectMsMax, row.ConnectMs)
 		// A held connection has no body, so the app keeps no record of it.
-		// A team's app (Target) keeps none at all.
-		recorded := !load.Holds(d.Kind) && c.Target == nil
+		// A team's app (Target) keeps none at all, and an app the OOM
+		// killer hit lost its records with its container: the kill, a
+		// failure of the server, is the run's outcome (a download that
+		// completed before it stands on the client's record alone).
+		recorded := !load.Holds(d.Kind) && c.Target == nil && !slices.Contains(rec.OOMKilled, podspec.RoleApp)
 		switch {
 		case !d.Served():
 			if unserved++; unserved <= namedClients {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stack"
@@ -206,4 +207,24 @@ func TestSummarizeTheHTTP2Series(t *testing.T) {
 
 	plain := SummarizeCondition(onCond, []report.Run{SummarizeRun(onCond, record(onCond)).Run}, report.ArticleValue{})
 	assert.Nil(t, plain.P95MsH2, "no HTTP/2 series, no figure")
+}
+
+// An app the OOM killer hit lost its write records with its container: a
+// download that completed before the kill stands on the client's record,
+// and the run is sound, the kill its server's failure; without the kill,
+// the missing record makes it unsound.
+func TestSummarizeRunOOMKilledAppKeepsNoRecords(t *testing.T) {
+	rec := record(onCond)
+	rec.Writes = nil
+	rec.OOMKilled = []string{podspec.RoleApp}
+	r := SummarizeRun(onCond, rec).Run
+	assert.True(t, r.Sound, "the client's complete download, with the app's records gone with it: %s", r.Invalid)
+	assert.False(t, r.Valid)
+	assert.Contains(t, r.Invalid, "the OOM killer hit the app")
+	assert.NotContains(t, r.Invalid, "has no complete record in the app")
+
+	rec.OOMKilled = []string{podspec.RoleProxy}
+	r = SummarizeRun(onCond, rec).Run
+	assert.False(t, r.Sound, "the app lived: its record is missing")
+	assert.Contains(t, r.Invalid, "has no complete record in the app")
 }

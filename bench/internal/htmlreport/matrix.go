@@ -20,6 +20,21 @@ type matrixView struct {
 	Capacity   []capacityRow
 	Streams    []streamRow
 	Frameworks []frameworkRow
+	Versions   versionsView
+}
+
+// versionsView is the version cells beside their twins, folded under
+// Summary: how many kept their twin's class.
+type versionsView struct {
+	Summary string
+	Rows    []versionRow
+}
+
+// versionRow is one version cell beside its twin under the installed
+// Gunicorn.
+type versionRow struct {
+	Release, Server, Column, Path, Class, TwinClass, P95, TwinP95 string
+	Same                                                          bool
 }
 
 // frameworkRow is one framework cell beside its framework-free twin.
@@ -169,6 +184,7 @@ func buildMatrix(m *report.Matrix) matrixView {
 	for _, f := range m.Frameworks {
 		v.Frameworks = append(v.Frameworks, frameworkView(f))
 	}
+	v.Versions = versionsOf(m.Versions)
 	v.Capacity = capacityRows(m)
 	return v
 }
@@ -200,16 +216,38 @@ func classCounts(rows []matrixRowView) string {
 	return fmt.Sprintf("%d %s: %s", len(rows), setups, strings.Join(parts, ", "))
 }
 
+// msRuns is a median in ms with its runs' range, when more than one ran.
+func msRuns(median float64, runs []float64) string {
+	out := num(median) + " ms"
+	if len(runs) > 1 {
+		out += " (" + rangeText(slices.Min(runs), slices.Max(runs)) + ")"
+	}
+	return out
+}
+
+// versionsOf is the version cells' table, with a summary of the classes
+// kept and changed.
+func versionsOf(cells []report.VersionCell) versionsView {
+	var v versionsView
+	same := 0
+	for _, c := range cells {
+		r := versionRow{Release: c.Release, Server: c.Twin, Column: c.Column, Path: c.Path, Class: c.Class, TwinClass: c.TwinClass,
+			Same: c.Class == c.TwinClass, P95: msRuns(c.P95Ms, c.P95MsRuns), TwinP95: msRuns(c.TwinP95Ms, c.TwinP95MsRuns)}
+		if r.Same {
+			same++
+		}
+		v.Rows = append(v.Rows, r)
+	}
+	if len(cells) > 0 {
+		v.Summary = fmt.Sprintf("%d cells: %d in their twin's class, %d in another", len(cells), same, len(cells)-same)
+	}
+	return v
+}
+
 // frameworkView is f's row: each side's /fast median with its runs'
 // range, and the cost.
 func frameworkView(f report.FrameworkCost) frameworkRow {
-	ms := func(median float64, runs []float64) string {
-		out := num(median) + " ms"
-		if len(runs) > 1 {
-			out += " (" + rangeText(slices.Min(runs), slices.Max(runs)) + ")"
-		}
-		return out
-	}
+	ms := msRuns
 	return frameworkRow{Framework: f.Framework, Server: f.Twin, Column: f.Column, Path: f.Path, Class: f.Class, TwinClass: f.TwinClass,
 		Same: f.Class == f.TwinClass,
 		P50:  ms(f.P50Ms, f.P50MsRuns), TwinP50: ms(f.TwinP50Ms, f.TwinP50MsRuns), CostP50: fmt.Sprintf("%+.2f ms", f.CostP50Ms),

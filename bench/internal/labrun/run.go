@@ -171,7 +171,8 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	wg.Go(func() { rec.AppLog, logErr = pod.LogSince(pod.App, pod.Opened) })
 	// A team's app keeps no write records; an app the OOM killer hit may
 	// have lost its container, and its records with it: the run's
-	// downloads then have none, which makes a complete one's run unsound.
+	// downloads then have none, and the summary reads them from the
+	// client's records alone (engine.SummarizeRun).
 	if c.Target == nil && !slices.Contains(rec.OOMKilled, podspec.RoleApp) {
 		wg.Go(func() { rec.Writes, writesErr = pod.Writes() })
 	}

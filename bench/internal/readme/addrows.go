@@ -7,14 +7,18 @@ import (
 )
 
 // AddRows is m with the rows of from that m lacks and that have a cell
-// under m's columns on m's paths, with those cells: how the fixture series (fixtures/report)
-// takes rows measured after it, so that the protection table and the
+// under m's columns on m's paths, with those cells, and with the cells of
+// m's rows under the columns of m that did not serve them and from's
+// same column does: how the fixture series (fixtures/report) takes rows
+// and columns measured after it, so that the protection table and the
 // picture show them. Each column of m serves the rows it served (all of
-// m's rows when it named none) and the new ones from's same column
-// serves, on the paths from's column runs them (its Only); rows keep
-// from's order (the engine's, grouped by family), m's
-// rows taking their family from from; the new framework rows bring their
-// costs against their twins, as from measured both. m is left as it was.
+// m's rows when it named none) and those from's same column serves anew,
+// on the paths from's column runs them (its Only); rows keep from's order
+// (the engine's, grouped by family), m's rows taking their family from
+// from, and a row whose columns grew its Only and, where m had none, its
+// capacity from from; the new framework and version rows bring their
+// figures against their twins, as from measured both. m is left as it
+// was.
 func AddRows(m, from *report.Matrix) *report.Matrix {
 	out := *m
 	out.Rows = slices.Clone(m.Rows)
@@ -41,9 +45,40 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			out.Rows = append(out.Rows, r)
 		}
 	}
+	// served: whether m's column col serves row id.
+	served := func(col report.MatrixColumn, id string) bool {
+		if !had[id] {
+			return false
+		}
+		if len(col.Rows) > 0 {
+			return slices.Contains(col.Rows, id)
+		}
+		i := slices.IndexFunc(m.Rows, func(r report.MatrixRow) bool { return r.ID == id })
+		return m.Rows[i].Only == nil || slices.Contains(m.Rows[i].Only, col.ID)
+	}
+	// anew: whether out's column i takes row id from from's column j:
+	// a row added, or one m's column did not serve, with a cell there.
+	anew := func(i, j int, id string) bool {
+		if served(m.Columns[i], id) || !slices.Contains(from.Columns[j].Rows, id) {
+			return false
+		}
+		return slices.ContainsFunc(from.Cells, func(c report.MatrixCell) bool {
+			return c.Column == m.Columns[i].ID && c.Row == id && slices.Contains(m.Columns[i].Paths, c.Path)
+		})
+	}
 	for i, r := range out.Rows {
-		if f, ok := fromRow[r.ID]; ok && r.Family == "" {
+		f, ok := fromRow[r.ID]
+		if !ok {
+			continue
+		}
+		if r.Family == "" {
 			out.Rows[i].Family = f.Family
+		}
+		if had[r.ID] && r.Only != nil && (f.Only == nil || len(f.Only) > len(r.Only)) {
+			out.Rows[i].Only = slices.Clone(f.Only)
+		}
+		if had[r.ID] && len(r.Capacity) == 0 && len(f.Capacity) > 0 {
+			out.Rows[i].Capacity = slices.Clone(f.Capacity)
 		}
 	}
 	// from's order: its rows first, in its order, then m's others.
@@ -66,9 +101,11 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			}
 		}
 		rows = slices.Clone(rows)
-		for _, id := range added {
-			if slices.Contains(from.Columns[j].Rows, id) {
-				rows = append(rows, id)
+		var taken []string
+		for _, r := range from.Rows {
+			if anew(i, j, r.ID) {
+				taken = append(taken, r.ID)
+				rows = append(rows, r.ID)
 			}
 		}
 		slices.SortStableFunc(rows, func(a, b string) int {
@@ -94,7 +131,7 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			}
 			var run []string
 			for _, id := range rows {
-				if had[id] && m.Columns[i].Runs(id, p) || !had[id] && from.Columns[j].Runs(id, p) {
+				if !slices.Contains(taken, id) && m.Columns[i].Runs(id, p) || slices.Contains(taken, id) && from.Columns[j].Runs(id, p) {
 					run = append(run, id)
 				}
 			}
@@ -107,7 +144,7 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 		}
 		out.Columns[i].Only = only
 		for _, c := range from.Cells {
-			if c.Column == col.ID && slices.Contains(added, c.Row) && slices.Contains(col.Paths, c.Path) {
+			if c.Column == col.ID && slices.Contains(taken, c.Row) && slices.Contains(col.Paths, c.Path) {
 				out.Cells = append(out.Cells, c)
 			}
 		}
@@ -116,6 +153,12 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 	for _, f := range from.Frameworks {
 		if slices.Contains(added, f.Row) {
 			out.Frameworks = append(out.Frameworks, f)
+		}
+	}
+	out.Versions = slices.Clone(m.Versions)
+	for _, v := range from.Versions {
+		if slices.Contains(added, v.Row) {
+			out.Versions = append(out.Versions, v)
 		}
 	}
 	return &out

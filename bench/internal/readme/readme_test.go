@@ -151,6 +151,31 @@ func TestAddRows(t *testing.T) {
 	assert.Equal(t, []string{"sync"}, got.Columns[1].Rows, "silent does not serve the new rows")
 	assert.Len(t, m.Rows, 1, "m is left as it was")
 	assert.Empty(t, m.Rows[0].Family)
+
+	// A row m ran under some columns only takes from's cells under the
+	// others, with its Only and, m having none, its capacity.
+	m2 := &report.Matrix{
+		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct"}, Rows: []string{"sync", "waitress"}},
+			{ID: "silent", Paths: []string{"direct"}, Rows: []string{"sync"}}},
+		Rows:  []report.MatrixRow{{ID: "sync"}, {ID: "waitress", Only: []string{"slow-read"}}},
+		Cells: []report.MatrixCell{{Column: "slow-read", Row: "waitress", Path: "direct", Class: report.ClassProtected}},
+	}
+	from2 := &report.Matrix{
+		Columns: []report.MatrixColumn{{ID: "slow-read", Paths: []string{"direct"}, Rows: []string{"sync", "waitress"}},
+			{ID: "silent", Paths: []string{"direct"}, Rows: []string{"sync", "waitress"}}},
+		Rows: []report.MatrixRow{{ID: "sync"}, {ID: "waitress", Only: []string{"slow-read", "silent"},
+			Capacity: []report.Capacity{{Column: "slow-read", Text: "protected up to 16"}}}},
+		Cells: []report.MatrixCell{
+			{Column: "slow-read", Row: "waitress", Path: "direct", Class: report.ClassSlowed},
+			{Column: "silent", Row: "waitress", Path: "direct", Class: report.ClassProtected},
+		},
+	}
+	got = AddRows(m2, from2)
+	assert.Equal(t, []string{"sync", "waitress"}, got.Columns[1].Rows)
+	assert.Equal(t, []report.MatrixCell{m2.Cells[0], from2.Cells[1]}, got.Cells, "the fixture's own cell kept; the grown column's cell taken")
+	assert.Equal(t, from2.Rows[1].Only, got.Rows[1].Only)
+	assert.Equal(t, from2.Rows[1].Capacity, got.Rows[1].Capacity)
+	assert.Equal(t, []string{"slow-read"}, m2.Rows[1].Only, "m is left as it was")
 }
 
 var addRowsFrom = flag.String("add-rows-from", "",

@@ -29,6 +29,30 @@ type Matrix struct {
 	// Flask, Django or FastAPI cost on /fast under the same server,
 	// column and path as the framework-free app.
 	Frameworks []FrameworkCost `json:"frameworks,omitempty"`
+	// Versions are the version cells against their twins: the same
+	// Gunicorn server, column and path under bookworm's own Gunicorn
+	// (20.1.0) and under the installed one (23.0.0).
+	Versions []VersionCell `json:"versions,omitempty"`
+}
+
+// VersionCell is one version cell (Condition: a Gunicorn row run by
+// Release) beside its twin (TwinCondition: the same row under the
+// installed Gunicorn), with each side's class and /fast p95, the median
+// over its valid runs and every valid run's value.
+type VersionCell struct {
+	Release       string    `json:"release"`
+	Row           string    `json:"row"`
+	Twin          string    `json:"twin"`
+	Column        string    `json:"column"`
+	Path          string    `json:"path"`
+	Condition     string    `json:"condition"`
+	TwinCondition string    `json:"twin_condition"`
+	Class         string    `json:"class"`
+	TwinClass     string    `json:"twin_class"`
+	P95Ms         float64   `json:"p95_ms"`
+	TwinP95Ms     float64   `json:"twin_p95_ms"`
+	P95MsRuns     []float64 `json:"p95_ms_runs"`
+	TwinP95MsRuns []float64 `json:"twin_p95_ms_runs"`
 }
 
 // FrameworkCost is one framework cell (Condition) beside its twin
@@ -185,8 +209,10 @@ type MatrixRow struct {
 	Paths []string `json:"paths,omitempty"`
 	// Framework, for a framework row, is the framework its app is
 	// written in, and Twin the row of the same server serving the
-	// framework-free app.
+	// framework-free app. Gunicorn, for a version row, is the Gunicorn
+	// release it runs, and Twin the same row under the installed one.
 	Framework string `json:"framework,omitempty"`
+	Gunicorn  string `json:"gunicorn,omitempty"`
 	Twin      string `json:"twin,omitempty"`
 	// Cmd is the server's command line.
 	Cmd string `json:"cmd"`

@@ -135,6 +135,25 @@ var CellRules = []CellRule{
 	{Column: silent, Paths: frontDoorPaths(), Expect: ExpectNoStall,
 		Why: "the front door holds the silent connection and never connects upstream: the sync workers never see it (directly they stall at 8.9 s); " +
 			"/fast's p95 ran 1.6 to 20.2 ms over 3 runs of each door; Varnish closes them after its 5 s timeout_idle"},
+	{Column: slowUpload, Paths: []string{direct, reqbufOff}, Rows: []string{modWSGIRow}, Expect: ExpectStalled,
+		Why: "each of mod_wsgi's 2 daemon processes runs one thread, which reads a body from Apache for as long as its client sends it; /fast waits for a daemon thread " +
+			"(p95 7.40 to 7.42 s directly and behind NGINX with request buffering off, 2 runs of each)"},
+	{Column: slowUpload, Rows: []string{daphneRow}, Expect: ExpectUnprotected,
+		Why: "Daphne's one process spools each body past 100 KB into a temporary file (Twisted's request content) and then feeds it to the app through its ASGI queue, " +
+			"all on its quarter core: /fast waits for the CPU on every path, NGINX's request buffering included (p95 77 to 176 ms over 2 runs of each of the 4 paths, the bodies in /dev/shm; " +
+			"in the app's 32 MiB /tmp two bodies filled it, and Daphne answered 500)"},
+	{Column: slowUpload, Rows: []string{eventletRow}, Expect: ExpectNoStall,
+		Why: "a green thread of eventlet's hub waits for each body (or NGINX hands it over whole) and the rest serve /fast, but /fast's p95 under eventlet lands either side of the protected line from run to run " +
+			"(2.1 to 16.9 ms on every path, 2 runs of each under Gunicorn 23.0.0 and 20.1.0)"},
+	{Column: slowHeaders, Rows: []string{eventletRow}, Expect: ExpectNoStall,
+		Why: "eventlet closes each slow header after Gunicorn's --keep-alive, as gevent does, or NGINX holds it; /fast's p95 under eventlet lands either side of the protected line from run to run " +
+			"(directly 6.7 to 15.0 ms, behind NGINX 2.8 to 6.6 ms, 2 runs of each under Gunicorn 23.0.0 and 20.1.0)"},
+	{Column: silent, Rows: []string{eventletRow}, Expect: ExpectNoStall,
+		Why: "eventlet closes each silent connection after Gunicorn's --keep-alive, or NGINX holds it; /fast's p95 under eventlet lands either side of the protected line from run to run, " +
+			"with nothing reaching it behind NGINX too (2.9 to 15.0 ms, 2 runs of each path)"},
+	{Column: slowUpload, Paths: []string{direct}, Rows: []string{hypercornRow}, Expect: ExpectNoStall,
+		Why: "a coroutine waits for each body and the rest serve /fast (p95 3.7 to 5.0 ms, 2 runs); serving FastAPI, whose Starlette reads each chunk in Python on the quarter core, " +
+			"3.2 to 9.4 ms, near the protected line: the stall line is the verdict the framework cell shares"},
 	{Column: slowUpload, Paths: []string{direct, reqbufOff}, Rows: blockingReaders, Expect: ExpectStalled,
 		Why: "each sync worker reads a body for as long as its client sends it (8 s), in recvfrom or poll; /fast waits to be accepted"},
 	{Column: slowUpload, Paths: []string{reqbufOff}, Rows: []string{gthreadRow}, Expect: ExpectNoStall,
