@@ -114,7 +114,7 @@ test:
 FRESH ?=
 repro: deps settings
 	mkdir -p $(LAB_REPORT_DIR)
-	trap 'exit 130' INT; trap 'exit 143' TERM; status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 8h) || status=$$?; \
+	trap 'exit 130' INT; trap 'exit 143' TERM; status=0; (cd bench && LAB_PROFILE=full LAB_RESUME=$(if $(FRESH),fresh,1) $(GO) test -count=1 -timeout 11h) || status=$$?; \
 	LAB_BROWSER_DIR=$(LAB_REPORT_DIR) $(GO) test ./bench/internal/htmlreport -run TestBrowser -count=1 || status=1; \
 	exit $$status
 
