@@ -33,8 +33,8 @@ type Row struct {
 	// WebSocket implementation): the WebSocket column runs it.
 	WebSocket bool
 	// Only, when set, are the only columns (by id) the row runs: a server
-	// added for a protocol column, or for the slow readers first (issue
-	// 33's), not yet measured under the others.
+	// added for a protocol column, or issue 33's servers (the HTTP/1.1
+	// columns, classic), and a framework row (FrameworkColumns).
 	Only []string
 	// Paths, when set, are the only paths (by id) the row runs.
 	Paths []string
@@ -607,8 +607,11 @@ func reuse(c Condition) Condition {
 // MatrixVerdicts are the matrix's verdicts: verdict.Matrix's,
 // verdict.SlowClients' and verdict.SlowClientsMeasured's about named
 // cells; for every row of MatrixRows that it is protected behind NGINX
-// buffering on under slow readers; and for every other cell of the newer
-// columns, what its verdict.CellRules says.
+// buffering on under slow readers; for every other cell of the newer
+// columns, what its verdict.CellRules says; for a framework or version
+// cell, its twin's rule (frameworkVerdicts, versionVerdicts), which the
+// twin's own cell is asserted too; and both sides of each cell where the
+// Gunicorn releases differ (verdict.VersionChanges).
 func MatrixVerdicts() []verdict.Verdict {
 	named := slices.Concat(verdict.Matrix, verdict.SlowClients, verdict.SlowClientsMeasured, verdict.FrontDoorVerdicts(MatrixRows[0].ID))
 	read := map[string]bool{}
@@ -634,8 +637,8 @@ func MatrixVerdicts() []verdict.Verdict {
 			if c.Path == NginxOn.ID {
 				vs = append(vs, verdict.NginxOnProtected(c.Row, c.Condition.ID))
 			} else if twins[c.Row] && slices.Contains(FrameworkPaths, c.Path) && !read[c.Condition.ID] {
-				// A framework row's twin: its class, which its framework
-				// rows are asserted to share.
+				// A framework or version row's twin: its class, which its
+				// framework and version rows are asserted to share.
 				rule, ok := verdict.TwinRule(c.Column, c.Row, c.Path)
 				if !ok {
 					panic("engine: no verdict.SlowReadRules rule for " + c.Condition.ID)
@@ -653,8 +656,10 @@ func MatrixVerdicts() []verdict.Verdict {
 			if c.Column == WSSlowConsumer.ID {
 				vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
 			}
-			// The installed release's side of a cell where the
-			// releases differ (verdict.VersionChanges).
+		}
+		// The installed release's side of a cell where the releases
+		// differ (verdict.VersionChanges), whatever else reads it.
+		if r := matrixRows[c.Row]; r.Twin == "" {
 			if ch, ok := verdict.ChangeFor(c.Column, c.Row, c.Path, ""); ok {
 				vs = append(vs, verdict.VersionChangeVerdict(ch, "", c.Row, c.Condition.ID))
 			}

@@ -189,23 +189,31 @@ func buildMatrix(m *report.Matrix) matrixView {
 	return v
 }
 
+// notRun counts the cells a series did not run (classCounts).
+const notRun = "not run"
+
 // classCounts is "N server setups: n protected, n slowed, …" over rows'
-// cells, in the classes' order of severity, "not run" last.
+// cells, in the classes' order of severity, then those that ran with no
+// valid run, then those not run.
 func classCounts(rows []matrixRowView) string {
 	n := map[string]int{}
 	for _, r := range rows {
 		for _, c := range r.Cells {
+			if !c.Ran {
+				n[notRun]++
+				continue
+			}
 			n[c.Class]++
 		}
 	}
 	parts := []string{}
-	for _, class := range []string{report.ClassProtected, report.ClassSlowed, report.ClassStalled, report.ClassFailed, report.ClassNoData} {
+	for _, class := range []string{report.ClassProtected, report.ClassSlowed, report.ClassStalled, report.ClassFailed, report.ClassNoData, notRun} {
 		if n[class] == 0 {
 			continue
 		}
 		name := class
 		if class == report.ClassNoData {
-			name = "not run"
+			name = "with no valid run"
 		}
 		parts = append(parts, fmt.Sprintf("%d %s", n[class], name))
 	}

@@ -89,6 +89,8 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 		return len(from.Rows)
 	}
 	slices.SortStableFunc(out.Rows, func(a, b report.MatrixRow) int { return order(a) - order(b) })
+	// takenBy are, per column, the rows whose cells there came from from.
+	takenBy := map[string][]string{}
 	for i, col := range out.Columns {
 		j := slices.IndexFunc(from.Columns, func(c report.MatrixColumn) bool { return c.ID == col.ID })
 		if j < 0 {
@@ -105,9 +107,12 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 		for _, r := range from.Rows {
 			if anew(i, j, r.ID) {
 				taken = append(taken, r.ID)
-				rows = append(rows, r.ID)
+				if !slices.Contains(rows, r.ID) {
+					rows = append(rows, r.ID)
+				}
 			}
 		}
+		takenBy[col.ID] = taken
 		slices.SortStableFunc(rows, func(a, b string) int {
 			at := func(id string) int {
 				return slices.IndexFunc(out.Rows, func(r report.MatrixRow) bool { return r.ID == id })
@@ -149,15 +154,17 @@ func AddRows(m, from *report.Matrix) *report.Matrix {
 			}
 		}
 	}
+	// The framework and version figures of the cells taken: from's
+	// comparison of each with its twin, as from measured both.
 	out.Frameworks = slices.Clone(m.Frameworks)
 	for _, f := range from.Frameworks {
-		if slices.Contains(added, f.Row) {
+		if slices.Contains(takenBy[f.Column], f.Row) {
 			out.Frameworks = append(out.Frameworks, f)
 		}
 	}
 	out.Versions = slices.Clone(m.Versions)
 	for _, v := range from.Versions {
-		if slices.Contains(added, v.Row) {
+		if slices.Contains(takenBy[v.Column], v.Row) {
 			out.Versions = append(out.Versions, v)
 		}
 	}

@@ -129,7 +129,7 @@ func TestAddRows(t *testing.T) {
 			{Column: "h2", Row: "daphne", Path: "direct", Class: report.ClassStalled},
 		},
 	}
-	from.Frameworks = []report.FrameworkCost{{Row: "flask", Twin: "sync", CostP50Ms: 0.2}, {Row: "other", Twin: "sync"}}
+	from.Frameworks = []report.FrameworkCost{{Row: "flask", Twin: "sync", Column: "slow-read", CostP50Ms: 0.2}, {Row: "other", Twin: "sync", Column: "slow-read"}}
 	got := AddRows(m, from)
 	assert.Equal(t, from.Frameworks[:1], got.Frameworks, "the added framework row's cost")
 	assert.Equal(t, []report.MatrixRow{{ID: "sync", Family: "Gunicorn"}, {ID: "waitress", Family: "waitress"}, {ID: "flask", Family: "Flask"}}, got.Rows)

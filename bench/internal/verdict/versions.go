@@ -13,8 +13,13 @@ import (
 func VersionVerdict(r CellRule, release, row, twin, path, id string) Verdict {
 	v := CellVerdict(r, row, path, id)
 	v.ID = strings.TrimPrefix(id, "matrix-") + "-as-gunicorn-23"
+	why := r.Why
+	if ch, ok := ChangeFor(r.Column, twin, path, release); ok {
+		// The twin's mechanism is not this release's here.
+		why = "the same verdict by another way: " + ch.Why
+	}
 	v.Text = fmt.Sprintf("Gunicorn %s on %s %s under %s falls where Gunicorn 23.0.0 does on %s (%s): %s",
-		release, row, pathText(path), r.Column, twin, r.Expect, r.Why)
+		release, row, pathText(path), r.Column, twin, r.Expect, why)
 	return v
 }
 
