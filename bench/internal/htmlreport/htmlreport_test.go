@@ -352,6 +352,19 @@ func TestBusyMachineSaysSo(t *testing.T) {
 	assert.Contains(t, text(s.sections["claims"]), "This series ran on a busy machine: other programs used 37 %")
 }
 
+// The environment names the Gunicorn releases the image holds beside the
+// installed one, as each imports, so a version row's release is on the
+// page with the series.
+func TestGunicornReleasesOnPage(t *testing.T) {
+	dir := copyFixture(t)
+	s := parse(t, render(t, dir))
+	assert.Contains(t, text(s.sections["environment"]), "Gunicorn, beside it20.1.0 (the version rows)")
+
+	editEnv(t, dir, func(env *report.Environment) { env.Versions.GunicornReleases = map[string]string{"20.1.0": "23.0.0"} })
+	s = parse(t, render(t, dir))
+	assert.Contains(t, text(s.sections["environment"]), "20.1.0 (imports as 23.0.0) (the version rows)")
+}
+
 // Runs the safety stop or the redo rule discarded, units the machine was
 // too busy for, and units a resumed series kept, are said beside the
 // verdicts, each discard with its reason and figures.

@@ -481,7 +481,8 @@ func buildEnv(f *files) envView {
 		{"Images and versions", []kv{
 			{"base image", image(e.BaseImage.Ref, e.BaseImage.Built, e.BaseImage.Duration)},
 			{"lab image", image(e.LabImage.Ref, e.LabImage.Built, e.LabImage.Duration)},
-			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn}, {"NGINX", e.Versions.Nginx},
+			{"Python", e.Versions.Python}, {"Gunicorn", e.Versions.Gunicorn},
+			{"Gunicorn, beside it", releases(e.Versions.GunicornReleases)}, {"NGINX", e.Versions.Nginx},
 			{"uWSGI", e.Versions.UWSGI}, {"Django", e.Versions.Django}, {"gevent", e.Versions.Gevent},
 			{"Uvicorn", e.Versions.Uvicorn}, {"uvloop", e.Versions.Uvloop}, {"httptools", e.Versions.Httptools},
 			{"front doors", frontDoors(e.Versions.FrontDoors)},
@@ -651,6 +652,25 @@ func hardeningRows(h map[string]podspec.Hardening) []kv {
 
 // frontDoors lists each front door's own version, by kind: "apache
 // 2.4.71 · caddy 2.6.2 · ...".
+// releases are the Gunicorn releases the image holds beside the
+// installed one, each with what it reports itself as when imported (the
+// series refuses to start when the two differ, so they differ only in a
+// hand-edited record): "20.1.0 (the version rows)".
+func releases(m map[string]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if m[k] == k {
+			parts = append(parts, k)
+		} else {
+			parts = append(parts, fmt.Sprintf("%s (imports as %s)", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return strings.Join(parts, ", ") + " (the version rows)"
+}
+
 func frontDoors(m map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
