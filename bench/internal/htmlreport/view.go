@@ -650,13 +650,14 @@ func hardeningRows(h map[string]podspec.Hardening) []kv {
 	return rows
 }
 
-// frontDoors lists each front door's own version, by kind: "apache
-// 2.4.71 · caddy 2.6.2 · ...".
 // releases are the Gunicorn releases the image holds beside the
 // installed one, each with what it reports itself as when imported (the
 // series refuses to start when the two differ, so they differ only in a
 // hand-edited record): "20.1.0 (the version rows)".
 func releases(m map[string]string) string {
+	if len(m) == 0 {
+		return ""
+	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
 		if m[k] == k {
@@ -665,12 +666,11 @@ func releases(m map[string]string) string {
 			parts = append(parts, fmt.Sprintf("%s (imports as %s)", k, m[k]))
 		}
 	}
-	if len(parts) == 0 {
-		return ""
-	}
 	return strings.Join(parts, ", ") + " (the version rows)"
 }
 
+// frontDoors lists each front door's own version, by kind: "apache
+// 2.4.71 · caddy 2.6.2 · ...".
 func frontDoors(m map[string]string) string {
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(m)) {
