@@ -134,7 +134,7 @@ func h2Client(ctx context.Context, spec *Spec, id string, runStart time.Time) []
 	}
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	conn, err := dialH2(ctx, u, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf)
+	conn, err := dialH2(ctx, u, BufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf)
 	if err != nil {
 		return fail(err)
 	}

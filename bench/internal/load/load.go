@@ -925,7 +925,7 @@ func download(ctx context.Context, spec *Spec, id string, runStart time.Time) Do
 	defer cancel()
 	var sent time.Time
 	var pc *pacedConn
-	status, n, framing, err := exchange(ctx, spec.LargeURL, id, bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
+	status, n, framing, err := exchange(ctx, spec.LargeURL, id, BufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
 		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}

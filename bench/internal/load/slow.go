@@ -195,8 +195,8 @@ func slowConn(ctx context.Context, spec *Spec, id string, runStart time.Time) Do
 	return download(ctx, spec, id, runStart)
 }
 
-// bufferDialer sets SO_RCVBUF or SO_SNDBUF (opt) to size before connecting.
-func bufferDialer(opt, size int) *net.Dialer {
+// BufferDialer sets SO_RCVBUF or SO_SNDBUF (opt) to size before connecting.
+func BufferDialer(opt, size int) *net.Dialer {
 	return &net.Dialer{KeepAlive: -1, Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) { serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, opt, size) })
@@ -213,7 +213,7 @@ func upload(ctx context.Context, spec *Spec, id string, runStart time.Time) Down
 	ctx, cancel := context.WithTimeout(ctx, spec.DownloadTimeout)
 	defer cancel()
 	u, _ := url.Parse(spec.UploadURL) // checked by Validate
-	conn, err := bufferDialer(syscall.SO_SNDBUF, spec.SendBuffer).DialContext(ctx, "tcp", u.Host)
+	conn, err := BufferDialer(syscall.SO_SNDBUF, spec.SendBuffer).DialContext(ctx, "tcp", u.Host)
 	if err != nil {
 		d.Error = fmt.Sprintf("connect: %v", err)
 		return d

@@ -147,7 +147,7 @@ func dialWS(ctx context.Context, spec *Spec, id string, runStart time.Time, hand
 	dialer := websocket.Dialer{
 		NetDialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 			began := time.Now()
-			c, err := bufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, network, addr)
+			c, err := BufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer).DialContext(ctx, network, addr)
 			if err != nil {
 				return nil, err
 			}
