@@ -1,46 +1,20 @@
-// Package toxic is one Toxiproxy hop on a pod's path: Toxiproxy
-// (github.com/Shopify/toxiproxy/v2, used as a library, not re-implemented)
-// listening on one loopback address of the pod and dialing another, its
-// toxics (latency, bandwidth, slow_close, timeout, reset_peer, limit_data,
-// slicer) on the links between them. It is the lab's second instrument
-// and its faults on the path (issue 34). Toxiproxy works in user space,
-// so the pod keeps its hardening: no NET_ADMIN, as netem would need.
-//
-// The hop accepts and dials itself and hands each pair of connections to
-// Toxiproxy's links (ToxicCollection.StartLink), as Toxiproxy's own proxy
-// does, for one reason: the socket it dials upstream takes the receive
-// buffer Hop.UpstreamReceiveBuffer asks for, as the lab's own slow reader
-// does (load.DefaultReceiveBuffer, 8 KiB, doubled by the kernel), with
-// the same dialer (load.BufferDialer).
-// Toxiproxy's proxy dials with the kernel's default, which autotunes, so
-// more of a paced download would wait in the hop than in the lab's
-// reader, and its writer would be freed earlier. Measured here
-// (TestUpstreamReceiveBufferHoldsTheWorker, 256 KB/s, a 16 KiB SO_SNDBUF
-// writer): the writer led the paced reader by 49 KiB through 8 KiB and by
-// 173 KiB through the default after a second; at article A's 2 MiB/s,
-// with the kernel's own send buffer, by 2.4 to 3.2 MiB through 8 KiB (the
-// writer's send queue, as under the lab's reader) and by up to 0.9 MiB
-// more through the default.
+// Package toxic describes Toxiproxy hops as data: the toxics
+// (Toxiproxy's latency, bandwidth, slow_close, timeout, reset_peer,
+// limit_data and slicer) and the hop that carries them, each checked
+// before anything starts. Package hop runs one; this package links no
+// Toxiproxy, so a pod's description and a stack file can name a hop
+// without it. A hop is the lab's second instrument and its faults on the
+// path (issue 34).
 package toxic
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
+	"cmp"
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"sort"
 	"strings"
-	"sync"
-	"syscall"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/Shopify/toxiproxy/v2/stream"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
-
-	"wsgilab/bench/internal/load"
 )
 
 // Streams a toxic may act on: Downstream is what flows from the upstream
@@ -88,27 +62,52 @@ func Types() []string {
 	return out
 }
 
-// Validate names the first field of t that Toxiproxy would refuse or the
-// lab cannot read, with what is accepted.
+// Validate names the first field of t that Toxiproxy would refuse, that
+// would crash it, or that the lab cannot read, with what is accepted.
 func (t Toxic) Validate() error {
 	want, ok := attributes[t.Type]
 	switch {
 	case !ok:
 		return fmt.Errorf("toxic: type %q: want one of %s", t.Type, strings.Join(Types(), ", "))
 	case t.Stream != Downstream && t.Stream != Upstream:
-		return fmt.Errorf("toxic: %s stream %q: want %q or %q", t.Type, t.Stream, Downstream, Upstream)
+		return fmt.Errorf("toxic: %s stream %q: want %q or %q", cmp.Or(t.Name, t.Type), t.Stream, Downstream, Upstream)
 	case t.Toxicity < 0 || t.Toxicity > 1:
-		return fmt.Errorf("toxic: %s toxicity %g: want 0 to 1", t.Type, t.Toxicity)
+		return fmt.Errorf("toxic: %s toxicity %g: want 0 to 1 (0 is read as 1, every connection)", t.label(), t.Toxicity)
 	}
-	for k, v := range t.Attributes {
+	for _, k := range slices.Sorted(maps.Keys(t.Attributes)) {
+		v := t.Attributes[k]
 		if !slices.Contains(want, k) {
-			return fmt.Errorf("toxic: %s attribute %q: want %s", t.Type, k, strings.Join(want, ", "))
+			return fmt.Errorf("toxic: %s attribute %q: want %s", t.label(), k, strings.Join(want, ", "))
 		}
 		if v < 0 {
-			return fmt.Errorf("toxic: %s attribute %s %d: want 0 or more", t.Type, k, v)
+			return fmt.Errorf("toxic: %s attribute %s %d: want 0 or more", t.label(), k, v)
+		}
+	}
+	a := t.Attributes
+	switch t.Type {
+	case "bandwidth":
+		// Toxiproxy passes a rate of 0 through unthrottled.
+		if a["rate"] <= 0 {
+			return fmt.Errorf("toxic: %s rate %d: want a rate above 0 KB/s (Toxiproxy passes 0 through unpaced)", t.label(), a["rate"])
+		}
+	case "slicer":
+		// Toxiproxy's slicer recurses forever on an average size of 0,
+		// and slices out of range when the variation reaches the average:
+		// either ends the process.
+		if a["average_size"] <= 0 || a["size_variation"] >= a["average_size"] {
+			return fmt.Errorf("toxic: %s average_size %d, size_variation %d: want average_size above 0 and size_variation below it",
+				t.label(), a["average_size"], a["size_variation"])
 		}
 	}
 	return nil
+}
+
+// label names t in an error: its name, else its type and stream.
+func (t Toxic) label() string {
+	if t.Name != "" {
+		return fmt.Sprintf("%s (%s)", t.Name, t.Type)
+	}
+	return t.Type + "_" + t.Stream
 }
 
 // Hop is one Toxiproxy hop: it listens on Listen, and for each
@@ -128,110 +127,27 @@ type Hop struct {
 
 // Validate names the first setting of h that cannot run.
 func (h Hop) Validate() error {
-	for name, addr := range map[string]string{"listen": h.Listen, "upstream": h.Upstream} {
-		if _, _, err := net.SplitHostPort(addr); err != nil {
-			return fmt.Errorf("toxic: hop %s %q: want host:port (%v)", name, addr, err)
+	for _, a := range [][2]string{{"listen", h.Listen}, {"upstream", h.Upstream}} {
+		if _, _, err := net.SplitHostPort(a[1]); err != nil {
+			return fmt.Errorf("toxic: hop %s %q: want host:port (%v)", a[0], a[1], err)
 		}
 	}
 	if h.UpstreamReceiveBuffer < 0 {
 		return fmt.Errorf("toxic: hop upstream_receive_buffer %d: want 0 (the kernel's) or a size in bytes", h.UpstreamReceiveBuffer)
 	}
 	names := map[string]bool{}
-	for _, t := range h.Toxics {
+	for i, t := range h.Toxics {
 		if err := t.Validate(); err != nil {
-			return err
+			return fmt.Errorf("toxic: hop toxic %d: %s", i+1, strings.TrimPrefix(err.Error(), "toxic: "))
 		}
 		n := t.Name
 		if n == "" {
 			n = t.Type + "_" + t.Stream
 		}
 		if names[n] {
-			return fmt.Errorf("toxic: two toxics named %q on one hop: name them apart", n)
+			return fmt.Errorf("toxic: hop toxic %d: a second toxic named %q on one hop: name them apart", i+1, n)
 		}
 		names[n] = true
 	}
 	return nil
-}
-
-// Serve runs h until ctx ends, then closes its listener and every
-// connection it opened (it holds them all until then: a run's few
-// hundred) and returns nil. ready, when not nil, is called
-// with the listener's address once it accepts.
-func Serve(ctx context.Context, h Hop, ready func(net.Addr)) error {
-	if err := h.Validate(); err != nil {
-		return err
-	}
-	// Toxiproxy's toxics log through zerolog's global logger; the hop's
-	// own errors are returned, and a pod's logs keep only warnings.
-	zerolog.SetGlobalLevel(zerolog.WarnLevel)
-	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	proxy := toxiproxy.NewProxy(server, "hop", h.Listen, h.Upstream)
-	for _, t := range h.Toxics {
-		if t.Toxicity == 0 {
-			t.Toxicity = 1
-		}
-		b, err := json.Marshal(t)
-		if err != nil {
-			return err
-		}
-		if _, err := proxy.Toxics.AddToxicJson(bytes.NewReader(b)); err != nil {
-			return fmt.Errorf("toxic: Toxiproxy refused %s on %s: %w", t.Type, t.Stream, err)
-		}
-	}
-	ln, err := net.Listen("tcp", h.Listen)
-	if err != nil {
-		return fmt.Errorf("toxic: hop listen %s: %w", h.Listen, err)
-	}
-	var (
-		mu    sync.Mutex
-		conns = map[net.Conn]bool{}
-		done  = make(chan struct{})
-	)
-	go func() {
-		select {
-		case <-ctx.Done():
-		case <-done:
-		}
-		ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for c := range conns {
-			c.Close()
-		}
-	}()
-	defer close(done)
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	dialer := &net.Dialer{KeepAlive: -1}
-	if h.UpstreamReceiveBuffer > 0 {
-		dialer = load.BufferDialer(syscall.SO_RCVBUF, h.UpstreamReceiveBuffer)
-	}
-	for {
-		client, err := ln.Accept()
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return fmt.Errorf("toxic: hop accept: %w", err)
-		}
-		up, err := dialer.DialContext(ctx, "tcp", h.Upstream)
-		if err != nil {
-			// As Toxiproxy's own proxy does: the client sees its
-			// connection closed, the hop goes on.
-			client.Close()
-			continue
-		}
-		mu.Lock()
-		conns[client], conns[up] = true, true
-		mu.Unlock()
-		if ctx.Err() != nil { // the closer may have run before the pair was held
-			client.Close()
-			up.Close()
-			return nil
-		}
-		name := client.RemoteAddr().String()
-		proxy.Toxics.StartLink(server, name+"upstream", client, up, stream.Upstream)
-		proxy.Toxics.StartLink(server, name+"downstream", up, client, stream.Downstream)
-	}
 }
