@@ -40,14 +40,15 @@ import (
 )
 
 // Serve runs h until ctx ends, then closes its listener and every
-// connection it opened and returns nil. It holds them all until then (a
-// run's few hundred): Toxiproxy's links type-assert *net.TCPConn (for
-// reset_peer's SetLinger), so a wrapper that would drop a closed pair
-// cannot stand in. A link that reset_peer, timeout or limit_data closes
-// leaves the goroutines before that toxic in its chain blocked until
-// Serve closes the sockets: Toxiproxy's own behaviour, bounded by the
-// run. ready, when not nil, is called
+// connection it opened and returns nil. ready, when not nil, is called
 // with the listener's address once it accepts.
+//
+// It holds every connection until then (a run's few hundred):
+// Toxiproxy's links type-assert *net.TCPConn (for reset_peer's
+// SetLinger), so a wrapper that would drop a closed pair cannot stand in.
+// A link that reset_peer, timeout or limit_data closes leaves the
+// goroutines before that toxic in its chain blocked until Serve closes
+// the sockets: Toxiproxy's own behaviour, bounded by the run.
 func Serve(ctx context.Context, h toxic.Hop, ready func(net.Addr)) error {
 	if err := h.Validate(); err != nil {
 		return err
