@@ -13,7 +13,6 @@ import (
 	"maps"
 	"net"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -53,14 +52,7 @@ type Toxic struct {
 }
 
 // Types are the toxic types a Toxic may name, sorted.
-func Types() []string {
-	out := make([]string, 0, len(attributes))
-	for t := range attributes {
-		out = append(out, t)
-	}
-	sort.Strings(out)
-	return out
-}
+func Types() []string { return slices.Sorted(maps.Keys(attributes)) }
 
 // Validate names the first field of t that Toxiproxy would refuse, that
 // would crash it, or that the lab cannot read, with what is accepted.
@@ -102,12 +94,15 @@ func (t Toxic) Validate() error {
 	return nil
 }
 
-// label names t in an error: its name, else its type and stream.
+// id is t's name on its hop: Name, else Toxiproxy's <type>_<stream>.
+func (t Toxic) id() string { return cmp.Or(t.Name, t.Type+"_"+t.Stream) }
+
+// label names t in an error: its name and type, else its id.
 func (t Toxic) label() string {
 	if t.Name != "" {
 		return fmt.Sprintf("%s (%s)", t.Name, t.Type)
 	}
-	return t.Type + "_" + t.Stream
+	return t.id()
 }
 
 // Hop is one Toxiproxy hop: it listens on Listen, and for each
@@ -140,10 +135,7 @@ func (h Hop) Validate() error {
 		if err := t.Validate(); err != nil {
 			return fmt.Errorf("toxic: hop toxic %d: %s", i+1, strings.TrimPrefix(err.Error(), "toxic: "))
 		}
-		n := t.Name
-		if n == "" {
-			n = t.Type + "_" + t.Stream
-		}
+		n := t.id()
 		if names[n] {
 			return fmt.Errorf("toxic: hop toxic %d: a second toxic named %q on one hop: name them apart", i+1, n)
 		}

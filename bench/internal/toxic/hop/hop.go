@@ -16,9 +16,10 @@
 // freed earlier. Measured here (TestUpstreamReceiveBufferHoldsTheWorker,
 // 256 KB/s, a 16 KiB SO_SNDBUF writer): after a second the writer led
 // what the reader had read by 44 to 56 KiB through 8 KiB and by 171 to
-// 232 KiB through the default; at article A's 2 MiB/s, with the kernel's own send buffer, by
-// 2.4 to 3.2 MiB through 8 KiB (the writer's send queue, as under the
-// lab's reader) and by up to 0.9 MiB more through the default.
+// 232 KiB through the default. At article A's 2 MiB/s, with the kernel's
+// own send buffer, it led the rate's nominal bytes by 2.4 to 3.2 MiB
+// through 8 KiB (the writer's send queue, as under the lab's reader) and
+// by up to 0.9 MiB more through the default.
 package hop
 
 import (
@@ -59,9 +60,8 @@ func Serve(ctx context.Context, h toxic.Hop, ready func(net.Addr)) error {
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
 	proxy := toxiproxy.NewProxy(server, "hop", h.Listen, h.Upstream)
 	for _, t := range h.Toxics {
-		if t.Toxicity == 0 {
-			t.Toxicity = 1
-		}
+		// A toxicity of 0 is left out of the JSON (omitempty), and
+		// Toxiproxy reads a missing one as 1: every connection.
 		b, err := json.Marshal(t)
 		if err != nil {
 			return err
