@@ -16,14 +16,20 @@ import (
 	"wsgilab/bench/internal/image"
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/stack"
+	"wsgilab/bench/internal/toxic"
 )
 
 // TestHardening checks every role of an NGINX pod as the engine sees it
 // and from inside: capabilities, no-new-privileges, read-only root, tmpfs,
 // pids limit and user (podspec.DefaultHardening); and that the servers
-// really run as nobody and cannot write outside their tmpfs.
+// really run as nobody and cannot write outside their tmpfs. The pod has
+// both Toxiproxy hops, with no toxic: its readiness (/fast through the
+// client's hop, NGINX and the app's hop) shows them relaying, and their
+// role keeps the lockdown, with no capability.
 func TestHardening(t *testing.T) {
-	pod := stack.Start(t, lab.Session, podspec.New(lab.Image, engine.NginxOn.Option()), stack.Ident{Condition: "hardening"})
+	pod := stack.Start(t, lab.Session, podspec.New(lab.Image, engine.NginxOn.Option(),
+		podspec.WithHops(&podspec.Hops{Client: &toxic.Hop{}, App: &toxic.Hop{}})), stack.Ident{Condition: "hardening"})
+	require.NotNil(t, pod.Hop, "the hops' container")
 	tightest := slices.MinFunc(pod.Roles(), func(a, b stack.RoleResource) int {
 		return cmp.Compare(podspec.DefaultHardening[a.Role].PidsLimit, podspec.DefaultHardening[b.Role].PidsLimit)
 	}).Role

@@ -69,6 +69,7 @@ import (
 	"wsgilab/bench/internal/podrun"
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/runrec"
+	"wsgilab/bench/internal/toxic"
 )
 
 func main() {
@@ -101,8 +102,10 @@ func main() {
 		err = runClosed(os.Args[2:], os.Stdout, true)
 	case "pod":
 		err = runPod(os.Args[2:], os.Stdout)
+	case "hop":
+		err = runHop(os.Getenv(toxic.HopsEnv))
 	default:
-		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect, pod)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect, pod, hop)", os.Args[1])
 	}
 	if err != nil {
 		pprof.StopCPUProfile()

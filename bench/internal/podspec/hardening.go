@@ -41,6 +41,7 @@ const (
 	RoleProxy   = "proxy"
 	RoleClient  = "client"
 	RoleSampler = "sampler"
+	RoleHop     = "hop"
 	RoleSetup   = "versions"
 )
 
@@ -63,6 +64,8 @@ var DefaultHardening = map[string]Hardening{
 		Why: "holds the pod's namespaces with `sleep` under docker-init, as a pause container does (the TCP sysctls are set by the engine at its creation, not by a process); the load generators (labagent, ab), exec'd into it, only connect to loopback; /tmp is there for tools that expect it."},
 	RoleSampler: {CapAdd: []string{"SYS_PTRACE", "DAC_READ_SEARCH"}, PidsLimit: 64, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=1m,mode=1777"},
 		Why: "reads the other roles' /proc: SYS_PTRACE for their fd links, wchan and io, DAC_READ_SEARCH to list /proc/PID/fd of processes owned by nobody. It stays root because Docker gives added capabilities to root only. /tmp holds the start and stop marks of each sampling."},
+	RoleHop: {User: Nobody, PidsLimit: 64, Tmpfs: map[string]string{"/tmp": "rw,nosuid,nodev,size=1m,mode=1777"},
+		Why: "relays the pod's hops through Toxiproxy (labagent hop) in user space, listening on loopback ports above 1024: it needs no capability, where netem would need NET_ADMIN. It writes nothing; /tmp is there for tools that expect it. 64 pids: one Go process and an exec or two."},
 	RoleSetup: {User: Nobody, PidsLimit: 32,
 		Why: "prints the components' versions once, offline, and exits."},
 }

@@ -159,6 +159,9 @@ type Config struct {
 	// with CAP_SYS_PTRACE to read the others' /proc, in its own cgroup with
 	// no CPU quota, so sampling never eats a measured container's budget.
 	Sampler bool `json:"sampler"`
+	// Hops, when set, puts Toxiproxy hops on the pod's path (hops.go):
+	// give it with WithHops, after the server and the front door.
+	Hops *Hops `json:"hops,omitempty"`
 }
 
 // URL is path at the pod's entry point: NGINX when there is one, else
@@ -254,7 +257,11 @@ func (c Config) Validate() error {
 	if c.CPUPeriod < time.Millisecond || c.CPUPeriod > time.Second {
 		return fmt.Errorf("podspec: CPUPeriod %v must be between 1ms and 1s (the kernel's CFS bounds)", c.CPUPeriod)
 	}
-	for name, l := range map[string]Limits{"app": c.App, "proxy": c.ProxyLimits, "client": c.Client} {
+	limits := map[string]Limits{"app": c.App, "proxy": c.ProxyLimits, "client": c.Client}
+	if c.Hops != nil {
+		limits["hop"] = c.Hops.Limits
+	}
+	for name, l := range limits {
 		if quota := time.Duration(l.CPUs * float64(c.CPUPeriod)); quota < time.Millisecond {
 			return fmt.Errorf("podspec: %s CPUs %.3g gives a quota of %v per %v period; the kernel needs at least 1ms", name, l.CPUs, quota, c.CPUPeriod)
 		}
@@ -293,6 +300,9 @@ func (c Config) Validate() error {
 	}
 	if c.ReadyWait <= 0 {
 		return errors.New("podspec: ReadyWait must be positive")
+	}
+	if err := c.validateHops(); err != nil {
+		return err
 	}
 	return c.validateTLS()
 }

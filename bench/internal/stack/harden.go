@@ -71,7 +71,7 @@ type RoleResource struct {
 func (p *Pod) Roles() []RoleResource {
 	var out []RoleResource
 	for _, r := range []RoleResource{{podspec.RoleClient, p.Client}, {podspec.RoleApp, p.App}, {podspec.RoleProxy, p.Proxy},
-		{podspec.RoleSampler, p.Sampler}} {
+		{podspec.RoleSampler, p.Sampler}, {podspec.RoleHop, p.Hop}} {
 		if r.Resource != nil {
 			out = append(out, r)
 		}

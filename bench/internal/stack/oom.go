@@ -35,6 +35,9 @@ func (e *OOMError) Error() string {
 func (p *Pod) OOMKilled() error {
 	e := &OOMError{Limits: map[string]int64{podspec.RoleApp: p.Config.App.Memory,
 		podspec.RoleProxy: p.Config.ProxyLimits.Memory, podspec.RoleClient: p.Config.Client.Memory, podspec.RoleSampler: DefaultSamplerMemory}}
+	if h := p.Config.Hops; h != nil {
+		e.Limits[podspec.RoleHop] = h.Limits.Memory
+	}
 	for _, r := range p.Roles() {
 		if !p.oomKilled(r.Resource) {
 			continue

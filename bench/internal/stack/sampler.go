@@ -46,6 +46,9 @@ func (p *Pod) BeginSampler(interval time.Duration) (*SamplerRun, error) {
 	if p.Proxy != nil {
 		spec.Containers[podspec.RoleProxy] = p.Proxy.Container.ID
 	}
+	if p.Hop != nil { // its CPU, memory and descriptors, sampled as the others'
+		spec.Containers[podspec.RoleHop] = p.Hop.Container.ID
+	}
 	b, err := json.Marshal(spec)
 	if err != nil {
 		return nil, err

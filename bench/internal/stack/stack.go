@@ -30,6 +30,7 @@ import (
 	"wsgilab/bench/internal/probe"
 	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/runrec"
+	"wsgilab/bench/internal/toxic"
 	"wsgilab/wsgiapp"
 )
 
@@ -64,9 +65,9 @@ type Pod struct {
 	pool    *dockertest.Pool
 	// Client owns the network and PID namespaces (it holds them as a
 	// pause container would, and the loads are exec'd into it); App,
-	// Proxy (nil when direct) and Sampler (nil unless Config.Sampler)
-	// join them.
-	App, Proxy, Client, Sampler *dockertest.Resource
+	// Proxy (nil when direct), Sampler (nil unless Config.Sampler) and
+	// Hop (nil unless Config.Hops) join them.
+	App, Proxy, Client, Sampler, Hop *dockertest.Resource
 	// Opened is when the pod's first container was asked for.
 	Opened      time.Time
 	samplerRuns int
@@ -193,6 +194,17 @@ func (p *Pod) start(t TB) error {
 			Labels: p.labels(podspec.RoleProxy), Name: p.name(podspec.RoleProxy),
 			Cmd: cmd,
 		}, p.join, p.limit(c.ProxyLimits))
+	}
+	if c.Hops != nil {
+		hops, err := json.Marshal(c.Hops.List())
+		if err != nil {
+			wg.Wait()
+			return err
+		}
+		create(&p.Hop, &dockertest.RunOptions{
+			Repository: repo, Tag: tag, Cmd: []string{image.AgentPath, "hop"}, Env: []string{toxic.HopsEnv + "=" + string(hops)},
+			Labels: p.labels(podspec.RoleHop), Name: p.name(podspec.RoleHop),
+		}, p.join, p.limit(c.Hops.Limits))
 	}
 	if c.Sampler {
 		create(&p.Sampler, &dockertest.RunOptions{
@@ -340,7 +352,7 @@ func (p *Pod) waitReady() error {
 	bo.InitialInterval, bo.MaxInterval, bo.MaxElapsedTime = readyPoll, readyPollMax, p.Config.ReadyWait
 	var last error
 	err := backoff.Retry(func() error {
-		for _, r := range []*dockertest.Resource{p.App, p.Proxy} {
+		for _, r := range []*dockertest.Resource{p.App, p.Proxy, p.Hop} {
 			if r == nil {
 				continue
 			}
@@ -364,7 +376,9 @@ func (p *Pod) waitReady() error {
 		if p.Config.H2C() {
 			args = append(args, "-h2c")
 		}
-		if _, last = p.Exec(p.Client, append(args, p.URL(path))...); last != nil {
+		// Through the client's hop, when there is one: the pod is ready
+		// once its entry point answers through it.
+		if _, last = p.Exec(p.Client, append(args, p.Config.HopURL(path))...); last != nil {
 			// A server whose worker the OOM killer ended may only restart
 			// it, forever: say so now, not after ReadyWait.
 			if oom := p.OOMKilled(); oom != nil {

@@ -105,6 +105,10 @@ func (t Toxic) label() string {
 	return t.id()
 }
 
+// HopsEnv is the environment variable that gives a hop container
+// (labagent hop) its hops: a JSON array of Hop.
+const HopsEnv = "LAB_HOPS"
+
 // Hop is one Toxiproxy hop: it listens on Listen, and for each
 // connection it accepts dials Upstream, the toxics on the pair's links.
 type Hop struct {
