@@ -65,8 +65,15 @@ type Spec struct {
 	// IDPrefix names the downloads (IDPrefix-dlK) in X-Lab-Id, so the
 	// app's write records can be matched to them.
 	IDPrefix string `json:"id_prefix"`
-	// DownloadRate is the paced read rate in bytes per second.
+	// DownloadRate is the rate the slow readers' downloads are paced at,
+	// in bytes per second: by the client's own reads, or, when Unpaced,
+	// by the path.
 	DownloadRate float64 `json:"download_rate"`
+	// Unpaced makes slow readers (KindRead) read as fast as their socket
+	// gives, recording every read: something on the path paces them at
+	// DownloadRate (a Toxiproxy bandwidth hop, the lab's second
+	// instrument for its pacer), and the client only watches.
+	Unpaced bool `json:"unpaced,omitempty"`
 	// ReceiveBuffer is the SO_RCVBUF set before connecting, in bytes.
 	ReceiveBuffer int `json:"receive_buffer"`
 	// ReadSize caps each read from the socket, in bytes.
@@ -928,7 +935,7 @@ func download(ctx context.Context, spec *Spec, id string, runStart time.Time) Do
 	status, n, framing, err := exchange(ctx, spec.LargeURL, id, BufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
-		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart}
+		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart, byPath: spec.Unpaced}
 		return pc
 	})
 	d.Status, d.Bytes, d.Framing = status, n, framing
@@ -1058,9 +1065,17 @@ type pacedConn struct {
 	// marks: the client has stopped measuring and only drains the
 	// connection (a feed consumer's close handshake).
 	unpaced atomic.Bool
+	// byPath reads as the bytes come, marking every read: the path paces
+	// them (Spec.Unpaced).
+	byPath bool
 }
 
+// due is when the bytes read so far are due at the rate: at once when
+// the path paces them.
 func (p *pacedConn) due() time.Time {
+	if p.byPath {
+		return time.Time{}
+	}
 	return p.t0.Add(time.Duration(float64(p.total) / p.rate * float64(time.Second)))
 }
 

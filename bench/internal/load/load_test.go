@@ -349,3 +349,42 @@ func TestArmedLags(t *testing.T) {
 	stalled[5].Error = NotSent
 	assert.Equal(t, Latest{Worst: 7 * ms}, ArmedLags(b, stalled), "a request never sent is left out")
 }
+
+// An unpaced reader (Spec.Unpaced) takes the body as the path gives it,
+// whatever DownloadRate says, and still records each read: here the
+// server paces 512 KiB at 2 MiB/s itself (in 64 KiB writes 31.25 ms
+// apart, 250 ms in all), and the spec's 1 MiB/s, which the reader would
+// take 500 ms to keep, is only the path's nominal rate. Its reads follow
+// the server's writes, not the rate.
+func TestUnpacedReaderFollowsThePath(t *testing.T) {
+	const size, chunk = 512 << 10, 64 << 10
+	mux := http.NewServeMux()
+	mux.HandleFunc("/large", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		for range size / chunk {
+			w.Write(make([]byte, chunk))
+			w.(http.Flusher).Flush()
+			time.Sleep(time.Second * chunk / (2 << 20))
+		}
+	})
+	mux.HandleFunc("/fast", func(w http.ResponseWriter, r *http.Request) { w.Write([]byte(`{"ok": true}`)) })
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	spec := NewSpec(srv.URL, "t", WithDownloads(1))
+	spec.LargeSize, spec.DownloadRate, spec.Unpaced = size, 1<<20, true
+	spec.FastCount, spec.FastRate, spec.FastOffset = 4, 40, 10*time.Millisecond
+	res, err := Run(context.Background(), spec)
+	require.NoError(t, err)
+	require.Len(t, res.Downloads, 1)
+	d := res.Downloads[0]
+	assert.True(t, d.Complete(), "%+v", d)
+	assert.Less(t, d.Completion, 400*time.Millisecond, "paced by the server's 250 ms, not the reader's 500")
+	assert.GreaterOrEqual(t, d.Completion, 7*time.Second*chunk/(2<<20), "the server's last write comes 7 sleeps in")
+	require.NotEmpty(t, d.Reads)
+	assert.EqualValues(t, size, d.Reads[len(d.Reads)-1].Bytes, "every read is recorded, the last completing the body")
+	assert.GreaterOrEqual(t, len(d.Reads), size/chunk, "at least a read per write")
+
+	h2 := NewSpec(srv.URL, "t", WithDownloads(1), WithSlowKind(KindH2Read))
+	h2.Unpaced = true
+	assert.ErrorContains(t, h2.Validate(), `load: Unpaced with slow kind "h2-slow-read": want plain slow readers ("read")`)
+}
