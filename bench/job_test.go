@@ -73,6 +73,12 @@ var jobTests = []struct {
 		return p.Matrix, func(engine.Condition) int { return p.MatrixRuns }
 	}, nil, 10700 * time.Millisecond, 0},
 	{"TestSingleProcessServer", nil, nil, 11 * time.Second, 0},
+	// Article A's cells paced by Toxiproxy: a run as article A's; the
+	// mis-paced twin, one run at twice the rate (about 4 s shorter).
+	{"TestPacers", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
+		return p.Pacers, func(c engine.Condition) int { return c.Runs(lab.Settings.Runs) }
+	}, nil, 10600 * time.Millisecond, 0},
+	{"TestPacersCatchMisPacedReader", nil, nil, 8 * time.Second, 0},
 	// 4 quiet runs, 4 burned ones and their 2 redos (2026-12-03, Intel
 	// Xeon: 112 s).
 	{"TestRedo", nil, nil, 112 * time.Second, 0},

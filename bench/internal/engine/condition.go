@@ -203,6 +203,10 @@ type Condition struct {
 	// ReadRate is the client's paced read rate, bytes per second (an
 	// upload's: its send rate).
 	ReadRate float64
+	// Pacer is what paces slow readers at ReadRate: PacerLab ("" too),
+	// the lab's own reader; or PacerToxiproxy, a Toxiproxy hop between
+	// the client and the entry point (pacer.go).
+	Pacer string
 	// HangS, when above 0, sends the downloads to the app's /hang?s=,
 	// whose handler sleeps that long in Python before it answers
 	// BodyBytes: 1 to MaxHangS, for slow readers only (the Hang column).
@@ -408,6 +412,12 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: an upload through NGINX takes at most %d (client_max_body_size)", c.ID, c.BodyBytes, nginxconf.ClientMaxBodyBytes)
 	case c.Downloads > 0 && c.paced() && c.ReadRate <= 0:
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
+	case c.Pacer != "" && c.Pacer != PacerLab && c.Pacer != PacerToxiproxy:
+		return fmt.Errorf("engine: condition %s: Pacer %q: want %q (or empty) or %q", c.ID, c.Pacer, PacerLab, PacerToxiproxy)
+	case c.Pacer == PacerToxiproxy && (!c.reads() || c.Downloads == 0 || c.Target != nil || c.HangS > 0):
+		return fmt.Errorf("engine: condition %s: Pacer %s with SlowKind %q, %d downloads: want the lab app's slow readers (%q), whose downloads a hop can pace", c.ID, c.Pacer, c.SlowKind, c.Downloads, load.KindRead)
+	case c.Pacer == PacerToxiproxy && toxiproxyRate(c.ReadRate) < 1:
+		return fmt.Errorf("engine: condition %s: ReadRate %g with Pacer %s: want at least 500 bytes per second, Toxiproxy's 1 KB/s", c.ID, c.ReadRate, c.Pacer)
 	case c.TCP.ID == "":
 		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
 	case c.ClientCPUs < 0 || c.ClientCPUs > MaxClientCPUs:
@@ -471,6 +481,9 @@ func (c Condition) Pod(imageRef string) podspec.Config {
 	if c.ClientCPUs > 0 {
 		opts = append(opts, podspec.WithClientLimits(podspec.Limits{CPUs: c.ClientCPUs, Memory: cmp.Or(c.ClientMemory, podspec.DefaultClientMemory)}))
 	}
+	if c.Pacer == PacerToxiproxy { // after the server and the front door it relays to
+		opts = append(opts, podspec.WithHops(&podspec.Hops{Client: c.pacingHop()}))
+	}
 	return podspec.New(imageRef, opts...)
 }
 
@@ -503,6 +516,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 			s.LargeURL = fmt.Sprintf("%s/hang?s=%d&size=%d", base, c.HangS, c.BodyBytes)
 		}
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
+		if c.Pacer == PacerToxiproxy {
+			s.LargeURL, s.Unpaced = throughClientHop(s.LargeURL), true
+		}
 	}
 	if c.h2() {
 		s.H2Streams = c.H2Streams

@@ -48,6 +48,9 @@ type Plan struct {
 	// ExhaustionRuns times.
 	Exhaustion     []Condition
 	ExhaustionRuns int
+	// Pacers are article A's slow-reader cells paced by Toxiproxy
+	// (PacerCells); each runs LAB_RUNS times, or its MinRuns.
+	Pacers []Condition
 	// Settle lets article A's conditions stop before LAB_RUNS once more
 	// runs cannot change a verdict (Reports.Settled): "ci" only, and
 	// never on a shard, whose other shards' conditions it cannot see.
@@ -75,7 +78,7 @@ func (p Plan) Load(c Condition, base, idPrefix string) load.Spec {
 // at runs (LAB_RUNS) each, or their MinRuns.
 func (p Plan) Planned(runs int) map[string]int {
 	out := map[string]int{}
-	for _, c := range p.Conditions {
+	for _, c := range slices.Concat(p.Conditions, p.Pacers) {
 		out[c.ID] = c.Runs(runs)
 	}
 	for _, part := range []struct {
@@ -142,6 +145,12 @@ func (p Plan) Planned(runs int) map[string]int {
 // slow mobile readers) runs in full, 3 runs a step; ci runs one step,
 // Uvicorn's two workers under 256 readers (ScaleCIStep), once: /fast
 // p95 1.44 to 1.51 ms against the protected class's 10.
+//
+// The pacer cross-check (PacerCells): "full" runs article A's three
+// slow-reader cells (direct-2dl, nginx-off-2dl, nginx-on-2dl) paced by
+// Toxiproxy, "ci" direct-2dl's alone, each at LAB_RUNS; under ci it
+// settles at 2 as article A's cells do, its ratios' median lying between
+// two runs that decide it.
 var Plans = map[string]Plan{
 	"full": {
 		Conditions:     slices.Concat(Under(ArticleA, Stock), bimodal(Under(ArticleA, ArticleHost))),
@@ -153,6 +162,7 @@ var Plans = map[string]Plan{
 		StreamRuns:     3,
 		Exhaustion:     slices.Concat(ExhaustionTable, ScaleTable(), LimitTable),
 		ExhaustionRuns: 3,
+		Pacers:         PacerCells("direct-2dl", "nginx-off-2dl", "nginx-on-2dl"),
 		Baseline:       true,
 	},
 	"ci": {
@@ -166,6 +176,7 @@ var Plans = map[string]Plan{
 		StreamRuns:     1,
 		Exhaustion:     append(Pick(ExhaustionTable, TempLimitID(TempLimitPast), FullTempID(FullTempReaders)), ScaleCIStep()),
 		ExhaustionRuns: 1,
+		Pacers:         PacerCells("direct-2dl"),
 		Settle:         true,
 	},
 }

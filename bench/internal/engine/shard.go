@@ -53,12 +53,12 @@ func (s Shard) String() string {
 }
 
 // Table is the plan's condition table: article A's conditions, the sweep's,
-// the matrix's, the streaming table's and the exhaustion table's, in that
-// order, once each. A
+// the matrix's, the streaming table's, the exhaustion table's and the
+// pacer cross-check's, in that order, once each. A
 // condition's place in it is its shard key.
 func (p Plan) Table() []Condition {
 	var out []Condition
-	for _, c := range slices.Concat(p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion) {
+	for _, c := range slices.Concat(p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion, p.Pacers) {
 		if !slices.ContainsFunc(out, func(d Condition) bool { return d.ID == c.ID }) {
 			out = append(out, c)
 		}
@@ -79,7 +79,7 @@ func (p Plan) Shard(s Shard) Plan {
 	keep := func(cs []Condition) []Condition {
 		return slices.DeleteFunc(slices.Clone(cs), func(c Condition) bool { return !s.Owns(place[c.ID]) })
 	}
-	p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion = keep(p.Conditions), keep(p.Sweep), keep(p.Matrix), keep(p.Streams), keep(p.Exhaustion)
+	p.Conditions, p.Sweep, p.Matrix, p.Streams, p.Exhaustion, p.Pacers = keep(p.Conditions), keep(p.Sweep), keep(p.Matrix), keep(p.Streams), keep(p.Exhaustion), keep(p.Pacers)
 	p.Settle = false
 	return p
 }

@@ -32,9 +32,11 @@ var (
 	TableExhaustion = VerdictTable{ID: "exhaustion", Verdicts: slices.Concat(ExhaustionVerdicts(), LimitVerdicts())}
 	// TableB is TestArticleB's.
 	TableB = VerdictTable{ID: "b", Verdicts: verdict.ArticleB}
+	// TablePacers is TestPacers': Toxiproxy's pacing against the lab's.
+	TablePacers = VerdictTable{ID: "pacers", Verdicts: verdict.Pacers}
 )
 
 // VerdictTables are every table a series judges, in claims.json's order.
 func VerdictTables() []VerdictTable {
-	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableExhaustion, TableB}
+	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableExhaustion, TableB, TablePacers}
 }
