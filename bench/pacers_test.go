@@ -34,8 +34,11 @@ func TestPacers(t *testing.T) {
 // series' (TestArticleA's), or one run of it here when the series has
 // none (a -run filter).
 func TestPacersCatchMisPacedReader(t *testing.T) {
+	if sh := lab.Settings.Shard; sh.Sharded() {
+		t.Skipf("shard %s of a series: the cross-check's verdicts are judged on the merged shards", sh)
+	}
 	cell := engine.Pick(engine.Under(engine.ArticleA, engine.Stock), "direct-2dl")[0]
-	twin := engine.ToxiproxyPaced(cell)
+	twin := engine.ToxiproxyTwin(cell)
 	misPaced := twin
 	misPaced.ID += "-twice-the-rate" // never the twin's runs, in a journal or a report
 	misPaced.ReadRate *= 2
@@ -64,6 +67,7 @@ func TestPacersCatchMisPacedReader(t *testing.T) {
 	t.Logf("lab-paced %s: completion %.2f s, write %.2f s; Toxiproxy at twice the rate: completion %.2f s, write %.2f s",
 		cell.ID, conds[cell.ID].CompletionS, conds[cell.ID].WriteS, conds[twin.ID].CompletionS, conds[twin.ID].WriteS)
 	d := verdict.Data{Conditions: conds}
+	var checked []string
 	for _, v := range verdict.Pacers {
 		if !slices.Contains(v.Check.Needs(), cell.ID) {
 			continue // the fast verdict reads the twin alone: a stall at 4 MiB/s is still a stall
@@ -71,5 +75,7 @@ func TestPacersCatchMisPacedReader(t *testing.T) {
 		c := verdict.Evaluate([]verdict.Verdict{v}, d)[0]
 		t.Logf("%s at twice the rate: %s, measured %.3f (%s)", v.ID, c.Status, c.Measured, c.Threshold)
 		assert.Equal(t, report.StatusFails, c.Status, "%s: a reader paced at twice the rate went unnoticed: %+v", v.ID, c)
+		checked = append(checked, v.ID)
 	}
+	assert.ElementsMatch(t, []string{"pacers-write-direct-2dl", "pacers-completion-direct-2dl"}, checked, "the ratios it must fail")
 }

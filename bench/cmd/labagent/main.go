@@ -43,6 +43,11 @@
 // run table ($LAB_RUN_TABLE) at $JOB_COMPLETION_INDEX; the client prints
 // the run's raw record (runrec.Record). `pod ready` is the sidecars'
 // startup probe.
+//
+//	labagent hop
+//
+// relays the Toxiproxy hops that $LAB_HOPS gives (a JSON array of
+// toxic.Hop, package toxic/hop) until SIGTERM: the pod's hop container.
 package main
 
 import (

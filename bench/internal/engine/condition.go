@@ -12,6 +12,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -200,12 +201,13 @@ type Condition struct {
 	// BodyBytes is each download's size, passed to the app as ?size=
 	// (an upload's: its body's size).
 	BodyBytes int64
-	// ReadRate is the client's paced read rate, bytes per second (an
+	// ReadRate is the rate the slow readers' downloads are paced at,
+	// bytes per second, by the client or by the hop Pacer names (an
 	// upload's: its send rate).
 	ReadRate float64
-	// Pacer is what paces slow readers at ReadRate: PacerLab ("" too),
-	// the lab's own reader; or PacerToxiproxy, a Toxiproxy hop between
-	// the client and the entry point (pacer.go).
+	// Pacer is what paces slow readers at ReadRate: empty, the lab's own
+	// reader; or PacerToxiproxy, a Toxiproxy hop between the client and
+	// the entry point (pacer.go).
 	Pacer string
 	// HangS, when above 0, sends the downloads to the app's /hang?s=,
 	// whose handler sleeps that long in Python before it answers
@@ -412,12 +414,15 @@ func (c Condition) Validate() error {
 		return fmt.Errorf("engine: condition %s: BodyBytes %d: an upload through NGINX takes at most %d (client_max_body_size)", c.ID, c.BodyBytes, nginxconf.ClientMaxBodyBytes)
 	case c.Downloads > 0 && c.paced() && c.ReadRate <= 0:
 		return fmt.Errorf("engine: condition %s: ReadRate %g: want a positive rate in bytes per second", c.ID, c.ReadRate)
-	case c.Pacer != "" && c.Pacer != PacerLab && c.Pacer != PacerToxiproxy:
-		return fmt.Errorf("engine: condition %s: Pacer %q: want %q (or empty) or %q", c.ID, c.Pacer, PacerLab, PacerToxiproxy)
-	case c.Pacer == PacerToxiproxy && (!c.reads() || c.Downloads == 0 || c.Target != nil || c.HangS > 0):
-		return fmt.Errorf("engine: condition %s: Pacer %s with SlowKind %q, %d downloads: want the lab app's slow readers (%q), whose downloads a hop can pace", c.ID, c.Pacer, c.SlowKind, c.Downloads, load.KindRead)
-	case c.Pacer == PacerToxiproxy && toxiproxyRate(c.ReadRate) < 1:
-		return fmt.Errorf("engine: condition %s: ReadRate %g with Pacer %s: want at least 500 bytes per second, Toxiproxy's 1 KB/s", c.ID, c.ReadRate, c.Pacer)
+	case c.Pacer != "" && c.Pacer != PacerToxiproxy:
+		return fmt.Errorf("engine: condition %s: Pacer %q: want empty (the lab's own reader) or %q", c.ID, c.Pacer, PacerToxiproxy)
+	case c.Pacer == PacerToxiproxy && (!c.reads() || c.Downloads == 0):
+		return fmt.Errorf("engine: condition %s: Pacer %s with SlowKind %q, %d downloads: want slow readers (%q, 1 or more), whose downloads a hop can pace", c.ID, c.Pacer, c.SlowKind, c.Downloads, load.KindRead)
+	case c.Pacer == PacerToxiproxy && c.Target != nil:
+		return fmt.Errorf("engine: condition %s: Pacer %s with a team's app (Target): want the lab app, whose write records the cross-check reads", c.ID, c.Pacer)
+	case c.Pacer == PacerToxiproxy && math.Abs(toxiproxyRateError(c.ReadRate)) > MaxToxiproxyRateError:
+		return fmt.Errorf("engine: condition %s: ReadRate %g with Pacer %s: Toxiproxy paces whole KB/s of 1,000 bytes, %d KB/s here, %.3g %% off: want a rate within %g %% of one (%d bytes/s is)",
+			c.ID, c.ReadRate, c.Pacer, toxiproxyRate(c.ReadRate), 100*toxiproxyRateError(c.ReadRate), 100*MaxToxiproxyRateError, max(1, toxiproxyRate(c.ReadRate))*1000)
 	case c.TCP.ID == "":
 		return fmt.Errorf("engine: condition %s: TCP profile has no ID", c.ID)
 	case c.ClientCPUs < 0 || c.ClientCPUs > MaxClientCPUs:
@@ -517,7 +522,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
 		if c.Pacer == PacerToxiproxy {
-			s.LargeURL, s.Unpaced = throughClientHop(s.LargeURL), true
+			// Only the downloads go through the hop: /fast is timed at the
+			// entry point, as in the lab-paced cell.
+			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), true
 		}
 	}
 	if c.h2() {

@@ -69,13 +69,14 @@ func mustBytes(size string) float64 {
 // FitExhaustion fits TempModel on conds: its spill per download from every
 // condition of two sync workers' slow readers behind the article's
 // buffering on whose temp files stayed under the limit (article A's
-// nginx-on-2dl, its pilot, the smaller temp-limit cells), and predicts
+// nginx-on-2dl, its pilot, the smaller temp-limit cells; not the pacer
+// cross-check's twins, paced by another instrument), and predicts
 // each exhaustion cell from the others. Nil when no exhaustion cell ran.
 func FitExhaustion(conds []report.Condition) *report.Exhaustion {
 	var fit, cells []report.Condition
 	for _, c := range conds {
 		if c.Server != podspec.GunicornSync(2).ID || c.Path != NginxOn.ID || c.TCPProfile != Stock.ID ||
-			!(c.SlowKind == "" || c.SlowKind == load.KindRead) || c.Downloads == 0 {
+			!(c.SlowKind == "" || c.SlowKind == load.KindRead) || c.Downloads == 0 || c.Pacer != "" {
 			continue
 		}
 		fit = append(fit, c)

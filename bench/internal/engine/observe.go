@@ -169,7 +169,11 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 
 	for _, d := range res.Downloads {
 		i := slices.IndexFunc(ends, func(e WriteEnd) bool { return e.ID == d.ID })
-		if i < 0 || d.FirstByteAt == 0 || len(d.Reads) == 0 {
+		// A hop that paces the downloads (Spec.PacedByPath) holds bytes in
+		// user space, in no socket the sampler reads, and the client's
+		// port names only its own side of it: the queues at the write end
+		// cannot be set against the client's unread bytes.
+		if i < 0 || d.FirstByteAt == 0 || len(d.Reads) == 0 || res.Spec.PacedByPath {
 			continue
 		}
 		j := writeEndSample(s.Sockets, ends[i].UnixNano)

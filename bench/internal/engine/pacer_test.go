@@ -36,8 +36,8 @@ func TestToxiproxyPacedTwin(t *testing.T) {
 
 			base := cell.Pod("img").URL("")
 			twin, lab := c.Load(base, "x"), cell.Load(base, "x")
-			assert.True(t, twin.Unpaced)
-			assert.False(t, lab.Unpaced)
+			assert.True(t, twin.PacedByPath)
+			assert.False(t, lab.PacedByPath)
 			assert.Equal(t, "http://"+podspec.ClientHopListen+"/large?size=16777216", twin.LargeURL)
 			assert.Equal(t, lab.FastURL, twin.FastURL, "/fast at the entry point")
 			assert.Equal(t, lab.DownloadRate, twin.DownloadRate)
@@ -55,10 +55,14 @@ func TestPacerRefused(t *testing.T) {
 		edit func(*Condition)
 		want string
 	}{
-		{"unknown", func(c *Condition) { c.Pacer = "netem" }, `Pacer "netem": want "lab" (or empty) or "toxiproxy"`},
-		{"no-downloads", func(c *Condition) { c.Pacer, c.Downloads = PacerToxiproxy, 0 }, "Pacer toxiproxy with SlowKind \"\", 0 downloads: want the lab app's slow readers"},
+		{"unknown", func(c *Condition) { c.Pacer = "netem" }, `Pacer "netem": want empty (the lab's own reader) or "toxiproxy"`},
+		{"no-downloads", func(c *Condition) { c.Pacer, c.Downloads = PacerToxiproxy, 0 }, "Pacer toxiproxy with SlowKind \"\", 0 downloads: want slow readers (\"read\", 1 or more)"},
 		{"uploads", func(c *Condition) { c.Pacer, c.SlowKind = PacerToxiproxy, load.KindUpload }, "Pacer toxiproxy with SlowKind \"upload\""},
-		{"slow", func(c *Condition) { c.Pacer, c.ReadRate = PacerToxiproxy, 400 }, "ReadRate 400 with Pacer toxiproxy: want at least 500 bytes per second"},
+		{"team", func(c *Condition) {
+			c.Pacer, c.Target = PacerToxiproxy, &Target{FastPath: "/", LargePath: "/big", LargeBytes: 1}
+		}, "Pacer toxiproxy with a team's app (Target): want the lab app"},
+		{"rounded", func(c *Condition) { c.Pacer, c.ReadRate = PacerToxiproxy, 1500 }, "ReadRate 1500 with Pacer toxiproxy: Toxiproxy paces whole KB/s of 1,000 bytes, 2 KB/s here, 33.3 % off: want a rate within 0.1 % of one (2000 bytes/s is)"},
+		{"too-slow", func(c *Condition) { c.Pacer, c.ReadRate = PacerToxiproxy, 400 }, "ReadRate 400 with Pacer toxiproxy: Toxiproxy paces whole KB/s of 1,000 bytes, 0 KB/s here, -100 % off: want a rate within 0.1 % of one (1000 bytes/s is)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := cell

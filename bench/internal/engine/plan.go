@@ -51,9 +51,10 @@ type Plan struct {
 	// Pacers are article A's slow-reader cells paced by Toxiproxy
 	// (PacerCells); each runs LAB_RUNS times, or its MinRuns.
 	Pacers []Condition
-	// Settle lets article A's conditions stop before LAB_RUNS once more
-	// runs cannot change a verdict (Reports.Settled): "ci" only, and
-	// never on a shard, whose other shards' conditions it cannot see.
+	// Settle lets article A's conditions and the pacers' twins stop
+	// before LAB_RUNS once more runs cannot change a verdict
+	// (Reports.Settled): "ci" only, and never on a shard, whose other
+	// shards' conditions it cannot see.
 	Settle bool
 	// Baseline times the raw-exchange baseline after the load of each run
 	// without a slow client (load.Spec.BaselineRequests: baseline_p50_ms
@@ -75,7 +76,7 @@ func (p Plan) Load(c Condition, base, idPrefix string) load.Spec {
 }
 
 // Planned is how many runs the plan takes of each condition, article A's
-// at runs (LAB_RUNS) each, or their MinRuns.
+// and the pacers' twins at runs (LAB_RUNS) each, or their MinRuns.
 func (p Plan) Planned(runs int) map[string]int {
 	out := map[string]int{}
 	for _, c := range slices.Concat(p.Conditions, p.Pacers) {

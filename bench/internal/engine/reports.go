@@ -291,14 +291,14 @@ func (r *Reports) Flush() error {
 	return r.writeEnv()
 }
 
-// writeClaims writes claims.json: the article claims (article A's, then
-// B's), the lab's own (the sweep's, the matrix's, the streaming table's,
-// the exhaustion table's), then the harness checks.
+// writeClaims writes claims.json: the article claims, the lab's own,
+// then the harness checks, each kind table by table in VerdictTables'
+// order, the stack checks' table before article B's.
 func (r *Reports) writeClaims() error {
 	r.mu.Lock()
 	all := []report.Claim{}
 	for _, kind := range []verdict.Kind{verdict.Article, verdict.Lab, verdict.Harness} {
-		for _, t := range []string{"a", "sweep", "matrix", "stream", "exhaustion", "stack", "b"} {
+		for _, t := range ClaimTables() {
 			for _, c := range r.claims[t] {
 				if c.Kind == string(kind) {
 					all = append(all, c)

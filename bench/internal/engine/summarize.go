@@ -241,7 +241,7 @@ func samplerProblems(o report.Observed, killed []string) []string {
 // runs' values. ref is the article's figure, zero where it gave none.
 func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue) report.Condition {
 	s := report.Condition{ID: c.ID, Server: c.Server.ID, Path: c.Path.ID, Downloads: c.Downloads, SlowKind: c.SlowKind,
-		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, TCPProfile: c.TCP.ID,
+		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, Pacer: c.Pacer, TCPProfile: c.TCP.ID,
 		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
 		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
 		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}

@@ -87,7 +87,7 @@ func sweep(paths []Path, prof TCPProfile, sizes []int64, rates []float64, held [
 func (c Condition) sameCell(d Condition) bool {
 	return slices.Equal(c.Server.Cmd, d.Server.Cmd) && c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Path.TLS == d.Path.TLS && c.Path.HTTP2 == d.Path.HTTP2 && c.H2Streams == d.H2Streams &&
 		c.HangS == d.HangS && c.Downloads == d.Downloads && c.SlowKind == d.SlowKind && c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate &&
-		c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
+		c.Pacer == d.Pacer && c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
 		(c.Stream == nil || *c.Stream == *d.Stream)
 }
 
@@ -99,13 +99,14 @@ var SweepModel = buffermodel.New(buffermodel.Schedule{Offset: load.DefaultFastOf
 // condition of two sync workers with two slow downloads on a sweep path
 // or a front door, article A's, its pilot's and the matrix's slow-read
 // cells of gunicorn-sync-2 included (not the matrix's other slow clients,
-// nor a stream). It is nil when there are none.
+// nor a stream, nor a cell paced by another instrument than the lab's
+// reader: the pacer cross-check's twins). It is nil when there are none.
 func FitSweep(conds []report.Condition) *report.Sweep {
 	paths := slices.Concat(SweepPaths, FrontDoors)
 	var cells []report.Condition
 	for _, c := range conds {
 		if c.Server == podspec.GunicornSync(2).ID && c.Downloads == SweepDownloads &&
-			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil &&
+			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil && c.Pacer == "" &&
 			slices.ContainsFunc(paths, func(p Path) bool { return p.ID == c.Path }) {
 			cells = append(cells, c)
 		}

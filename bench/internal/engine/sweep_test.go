@@ -3,6 +3,7 @@ package engine
 import (
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 
 func planIDs(p Plan) []string {
 	var ids []string
-	for _, c := range slices.Concat(p.Conditions, p.Sweep) {
+	for _, c := range slices.Concat(p.Conditions, p.Sweep, p.Pacers) {
 		ids = append(ids, c.ID)
 	}
 	return ids
@@ -93,6 +94,18 @@ func TestVerdictsReadPlannedConditions(t *testing.T) {
 		}
 	}
 	require.NoError(t, verdict.Validate(slices.Concat(verdict.ArticleA, verdict.ArticleHost, TableSweep.Verdicts)))
+
+	// The pacer cross-check's verdicts read conditions the full plan
+	// runs, and its direct-2dl ones conditions make test runs.
+	for _, v := range verdict.Pacers {
+		for _, id := range v.Check.Needs() {
+			assert.Contains(t, full, id, "verdict %s", v.ID)
+			if strings.HasSuffix(v.ID, "-direct-2dl") {
+				assert.Contains(t, ci, id, "verdict %s", v.ID)
+			}
+		}
+	}
+	require.NoError(t, verdict.Validate(verdict.Pacers))
 }
 
 func TestFitSweepTakesOnlyTwoSyncWorkersWithTwoDownloads(t *testing.T) {
@@ -106,6 +119,12 @@ func TestFitSweepTakesOnlyTwoSyncWorkersWithTwoDownloads(t *testing.T) {
 	require.NotNil(t, s)
 	require.Len(t, s.Cells, 1)
 	assert.Equal(t, "direct-2dl", s.Cells[0].Condition)
+	// Nor are the pacer cross-check's twins, paced by Toxiproxy.
+	var twins []report.Condition
+	for _, c := range PacerCells("direct-2dl", "nginx-off-2dl", "nginx-on-2dl") {
+		twins = append(twins, sum(c))
+	}
+	assert.Nil(t, FitSweep(twins), "a twin paced by Toxiproxy is not a sweep cell")
 
 	// The matrix's other slow clients on the same server and paths are
 	// not sweep cells.

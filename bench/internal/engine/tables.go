@@ -36,7 +36,24 @@ var (
 	TablePacers = VerdictTable{ID: "pacers", Verdicts: verdict.Pacers}
 )
 
-// VerdictTables are every table a series judges, in claims.json's order.
+// VerdictTables are every table a series judges.
 func VerdictTables() []VerdictTable {
 	return []VerdictTable{TableA, TableSweep, TableMatrix, TableStream, TableExhaustion, TableB, TablePacers}
+}
+
+// StackTable is the claims.json table of the stack checks' requirements,
+// which each check judges on its own (Reports.StackVerdicts).
+const StackTable = "stack"
+
+// ClaimTables are claims.json's tables in its order: every verdict
+// table's, the stack checks' before article B's.
+func ClaimTables() []string {
+	var out []string
+	for _, t := range VerdictTables() {
+		if t.ID == TableB.ID {
+			out = append(out, StackTable)
+		}
+		out = append(out, t.ID)
+	}
+	return out
 }

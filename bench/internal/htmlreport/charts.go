@@ -418,7 +418,7 @@ func tempfileCharts(f *files) chartsView {
 }
 
 // containerOrder fixes each container's colour across charts.
-var containerOrder = []string{"app", "proxy", "client"}
+var containerOrder = []string{"app", "proxy", "client", "hop"}
 
 // resourceStep is the shortest interval the CPU and throttling rates are
 // taken over: 50 ms samples of 10 ms CFS periods are too coarse alone.

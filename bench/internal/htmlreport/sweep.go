@@ -267,6 +267,9 @@ func buildProfiles(cs []report.Condition) profilesView {
 	byRef := map[string]map[string]report.Condition{}
 	var refs []string
 	for _, c := range cs {
+		if c.Pacer != "" { // the pacer cross-check's twins run under stock only
+			continue
+		}
 		ref, _, _ := strings.Cut(c.ID, "@")
 		if byRef[ref] == nil {
 			byRef[ref] = map[string]report.Condition{}

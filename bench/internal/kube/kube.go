@@ -101,8 +101,8 @@ func Renderable(c engine.Condition) error {
 	if c.Path.TLS {
 		return fmt.Errorf("kube: %s speaks TLS on path %s: the rendered Jobs carry no certificates yet; it runs under Docker (make test, make repro)", c.ID, c.Path.ID)
 	}
-	if c.Pacer == engine.PacerToxiproxy {
-		return fmt.Errorf("kube: %s paces its downloads through a Toxiproxy hop, a container the rendered pods do not have yet; it runs under Docker (make test, make repro)", c.ID)
+	if c.Pod("renderable:only").Hops != nil {
+		return fmt.Errorf("kube: %s puts a Toxiproxy hop on its path, a container the rendered pods do not have yet; it runs under Docker (make test, make repro)", c.ID)
 	}
 	return nil
 }

@@ -208,3 +208,14 @@ func renderable(t *testing.T, cs []engine.Condition) []engine.Condition {
 		"matrix-h2-slow-read-gunicorn-sync-2-nginx-h2-off", "matrix-h2-many-streams-gunicorn-sync-2-nginx-h2-on"}, left, "the TLS cells, HTTP/2's among them")
 	return out
 }
+
+// A condition with a Toxiproxy hop on its path (the pacer cross-check's
+// twins) is refused by name: the rendered pods have no hop container.
+func TestHopsNotRendered(t *testing.T) {
+	for _, c := range engine.PacerCells("direct-2dl", "nginx-on-2dl") {
+		err := Renderable(c)
+		assert.ErrorContains(t, err, "kube: "+c.ID+" puts a Toxiproxy hop on its path, a container the rendered pods do not have yet")
+		_, err = Render([]engine.Condition{c}, func(engine.Condition) int { return 1 }, opts)
+		assert.ErrorContains(t, err, "puts a Toxiproxy hop on its path", "Render refuses what Renderable does")
+	}
+}

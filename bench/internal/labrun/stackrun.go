@@ -91,7 +91,7 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 	}
 	// claims.json's stack table holds every check of the series; this
 	// check's claims are its own verdicts' ids.
-	all, err := l.Reports.Evaluate("stack", l.Reports.StackVerdicts(sc))
+	all, err := l.Reports.Evaluate(engine.StackTable, l.Reports.StackVerdicts(sc))
 	if err != nil {
 		return st, err
 	}

@@ -66,14 +66,14 @@ type Spec struct {
 	// app's write records can be matched to them.
 	IDPrefix string `json:"id_prefix"`
 	// DownloadRate is the rate the slow readers' downloads are paced at,
-	// in bytes per second: by the client's own reads, or, when Unpaced,
+	// in bytes per second: by the client's own reads, or, when PacedByPath,
 	// by the path.
 	DownloadRate float64 `json:"download_rate"`
-	// Unpaced makes slow readers (KindRead) read as fast as their socket
+	// PacedByPath makes slow readers (KindRead) read as fast as their socket
 	// gives, recording every read: something on the path paces them at
 	// DownloadRate (a Toxiproxy bandwidth hop, the lab's second
 	// instrument for its pacer), and the client only watches.
-	Unpaced bool `json:"unpaced,omitempty"`
+	PacedByPath bool `json:"paced_by_path,omitempty"`
 	// ReceiveBuffer is the SO_RCVBUF set before connecting, in bytes.
 	ReceiveBuffer int `json:"receive_buffer"`
 	// ReadSize caps each read from the socket, in bytes.
@@ -935,7 +935,7 @@ func download(ctx context.Context, spec *Spec, id string, runStart time.Time) Do
 	status, n, framing, err := exchange(ctx, spec.LargeURL, id, BufferDialer(syscall.SO_RCVBUF, spec.ReceiveBuffer), spec.tlsConf, func(c net.Conn) net.Conn {
 		sent = time.Now()
 		d.ReceiveBufferGranted, d.LocalPort = receiveBuffer(c), localPort(c)
-		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart, byPath: spec.Unpaced}
+		pc = &pacedConn{Conn: c, rate: spec.DownloadRate, max: spec.ReadSize, runStart: runStart, byPath: spec.PacedByPath}
 		return pc
 	})
 	d.Status, d.Bytes, d.Framing = status, n, framing
@@ -1066,7 +1066,7 @@ type pacedConn struct {
 	// connection (a feed consumer's close handshake).
 	unpaced atomic.Bool
 	// byPath reads as the bytes come, marking every read: the path paces
-	// them (Spec.Unpaced).
+	// them (Spec.PacedByPath).
 	byPath bool
 }
 

@@ -350,13 +350,13 @@ func TestArmedLags(t *testing.T) {
 	assert.Equal(t, Latest{Worst: 7 * ms}, ArmedLags(b, stalled), "a request never sent is left out")
 }
 
-// An unpaced reader (Spec.Unpaced) takes the body as the path gives it,
+// A reader paced by the path (Spec.PacedByPath) takes the body as the path gives it,
 // whatever DownloadRate says, and still records each read: here the
 // server paces 512 KiB at 2 MiB/s itself (in 64 KiB writes 31.25 ms
 // apart, 250 ms in all), and the spec's 1 MiB/s, which the reader would
 // take 500 ms to keep, is only the path's nominal rate. Its reads follow
 // the server's writes, not the rate.
-func TestUnpacedReaderFollowsThePath(t *testing.T) {
+func TestReaderPacedByThePath(t *testing.T) {
 	const size, chunk = 512 << 10, 64 << 10
 	mux := http.NewServeMux()
 	mux.HandleFunc("/large", func(w http.ResponseWriter, r *http.Request) {
@@ -371,7 +371,7 @@ func TestUnpacedReaderFollowsThePath(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	spec := NewSpec(srv.URL, "t", WithDownloads(1))
-	spec.LargeSize, spec.DownloadRate, spec.Unpaced = size, 1<<20, true
+	spec.LargeSize, spec.DownloadRate, spec.PacedByPath = size, 1<<20, true
 	spec.FastCount, spec.FastRate, spec.FastOffset = 4, 40, 10*time.Millisecond
 	res, err := Run(context.Background(), spec)
 	require.NoError(t, err)
@@ -385,6 +385,6 @@ func TestUnpacedReaderFollowsThePath(t *testing.T) {
 	assert.GreaterOrEqual(t, len(d.Reads), size/chunk, "at least a read per write")
 
 	h2 := NewSpec(srv.URL, "t", WithDownloads(1), WithSlowKind(KindH2Read))
-	h2.Unpaced = true
-	assert.ErrorContains(t, h2.Validate(), `load: Unpaced with slow kind "h2-slow-read": want plain slow readers ("read")`)
+	h2.PacedByPath = true
+	assert.ErrorContains(t, h2.Validate(), `load: PacedByPath with slow kind "h2-slow-read": want plain slow readers ("read")`)
 }

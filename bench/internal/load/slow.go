@@ -99,8 +99,8 @@ func (s Spec) validateSlow() error {
 	if s.Downloads == 0 {
 		return nil
 	}
-	if s.Unpaced && s.SlowKind != "" && s.SlowKind != KindRead {
-		return fmt.Errorf("load: Unpaced with slow kind %q: want plain slow readers (%q), whose one socket a hop on the path paces", s.SlowKind, KindRead)
+	if s.PacedByPath && s.SlowKind != "" && s.SlowKind != KindRead {
+		return fmt.Errorf("load: PacedByPath with slow kind %q: want plain slow readers (%q), whose one socket a hop on the path paces", s.SlowKind, KindRead)
 	}
 	switch s.SlowKind {
 	case "", KindRead, KindH2Read:

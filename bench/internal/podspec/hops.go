@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
+	"wsgilab/bench/internal/proxy"
 	"wsgilab/bench/internal/toxic"
 )
 
@@ -21,8 +22,10 @@ const (
 	// forwards to it, and it to the server.
 	AppHopListen = "127.0.0.1:8071"
 	// DefaultHopCPUs and DefaultHopMemory limit the hops' container: the
-	// sampler's budget, which relays two paced downloads with room to
-	// spare (hop_test measures it).
+	// client's and NGINX's share of a core, and half the client's memory.
+	// Relaying two of article A's paced downloads, the hop used 4.7 to
+	// 7.5 % of a core and at most 19.4 MiB (reports/measurements.md,
+	// stop 67).
 	DefaultHopCPUs   = 0.20
 	DefaultHopMemory = 64 << 20
 )
@@ -56,10 +59,14 @@ func (h Hops) List() []toxic.Hop {
 // front door are set (WithServer, WithProxy): each hop's Listen and
 // Upstream are filled from the pod's addresses, and an app hop's front
 // door forwards to it. Limits of zero are DefaultHopCPUs and
-// DefaultHopMemory. nil removes them.
+// DefaultHopMemory. nil removes them, and a front door that forwarded to
+// the app's hop forwards to the server again.
 func WithHops(h *Hops) Option {
 	return func(c *Config) {
 		if h == nil {
+			if c.Proxy != nil && c.Proxy.Upstream == AppHopListen {
+				c.Proxy = forwardTo(*c.Proxy, c.serverAddr())
+			}
 			c.Hops = nil
 			return
 		}
@@ -77,13 +84,23 @@ func WithHops(h *Hops) Option {
 			x.Listen, x.Upstream = AppHopListen, c.serverAddr()
 			hs.App = &x
 			if c.Proxy != nil {
-				p := *c.Proxy
-				p.Upstream = AppHopListen
-				c.Proxy = &p
+				c.Proxy = forwardTo(*c.Proxy, AppHopListen)
 			}
 		}
 		c.Hops = &hs
 	}
+}
+
+// forwardTo is p forwarding to addr, its NGINX settings too, a copy of
+// the caller's.
+func forwardTo(p proxy.Config, addr string) *proxy.Config {
+	p.Upstream = addr
+	if p.Nginx != nil {
+		n := *p.Nginx
+		n.Upstream = addr
+		p.Nginx = &n
+	}
+	return &p
 }
 
 // HopURL is path through the client's hop: the entry point as a client
@@ -92,12 +109,19 @@ func (c Config) HopURL(path string) string {
 	if c.Hops == nil || c.Hops.Client == nil {
 		return c.URL(path)
 	}
-	u, err := url.Parse(c.URL(path))
-	if err != nil { // URL is built from addresses Validate has checked
-		return c.URL(path)
+	return ThroughClientHop(c.URL(path))
+}
+
+// ThroughClientHop is u, a URL at a pod's entry point, reached through
+// the pod's client hop instead: its host is ClientHopListen. A u that is
+// not a URL is returned as it is (the pods' own URLs always are).
+func ThroughClientHop(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return u
 	}
-	u.Host = ClientHopListen
-	return u.String()
+	p.Host = ClientHopListen
+	return p.String()
 }
 
 // entryAddr is the pod's entry point's host:port.
@@ -122,6 +146,15 @@ func (c Config) validateHops() error {
 	if h.Client == nil && h.App == nil {
 		return errors.New("podspec: hops with neither a client nor an app hop: want one at least, or no hops")
 	}
+	taken := map[string]string{c.serverAddr(): "server port"}
+	if c.Proxy != nil {
+		taken[c.Proxy.Listen] = c.Proxy.Kind + " front door's listen address"
+	}
+	for _, hop := range []string{ClientHopListen, AppHopListen} {
+		if what, ok := taken[hop]; ok {
+			return fmt.Errorf("podspec: %s %s is a hop's listen address: want another (the hops take %s and %s)", what, hop, ClientHopListen, AppHopListen)
+		}
+	}
 	for _, x := range []struct {
 		name, listen, upstream string
 		hop                    *toxic.Hop
@@ -141,6 +174,8 @@ func (c Config) validateHops() error {
 		switch {
 		case c.Proxy == nil:
 			return errors.New("podspec: an app hop sits between the front door and the server: this pod has no front door")
+		case c.Proxy.Custom != "" || c.Proxy.Nginx != nil && c.Proxy.Nginx.Custom != "":
+			return fmt.Errorf("podspec: an app hop behind a team's own %s config, which forwards where it says: want a preset front door", c.Proxy.Kind)
 		case c.Proxy.Upstream != AppHopListen:
 			return fmt.Errorf("podspec: the front door forwards to %s, not to the app hop at %s (give WithHops after WithProxy)", c.Proxy.Upstream, AppHopListen)
 		}

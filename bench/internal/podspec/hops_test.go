@@ -32,6 +32,11 @@ func TestWithHopsWiresThePath(t *testing.T) {
 	assert.Equal(t, direct.URL("/x"), New("img").URL("/x"))
 	assert.Equal(t, "http://"+ClientHopListen+"/x", direct.HopURL("/x"))
 	assert.Equal(t, New("img").URL("/x"), New("img").HopURL("/x"), "no client hop: the entry point itself")
+
+	gone := New("img", WithProxy(&door), WithHops(&Hops{App: &toxic.Hop{}}), WithHops(nil))
+	require.NoError(t, gone.Validate())
+	assert.Nil(t, gone.Hops)
+	assert.Equal(t, proxy.DefaultUpstream, gone.Proxy.Upstream, "without its hop the front door forwards to the server again")
 }
 
 // Hops that do not sit where the pod's addresses say, or are malformed,
@@ -48,6 +53,8 @@ func TestHopsRefused(t *testing.T) {
 		{"order", New("img", WithHops(&Hops{Client: &toxic.Hop{}}), WithProxy(&door)), "client hop 127.0.0.1:8070 -> 127.0.0.1:8000: want 127.0.0.1:8070 -> 127.0.0.1:8080 (give WithHops after the server and the front door)"},
 		{"app-order", New("img", WithHops(&Hops{App: &toxic.Hop{}}), WithProxy(&door)), "the front door forwards to 127.0.0.1:8000, not to the app hop at 127.0.0.1:8071"},
 		{"toxic", New("img", WithHops(&Hops{Client: &toxic.Hop{Toxics: []toxic.Toxic{{Type: "bandwidth", Stream: toxic.Downstream}}}})), "podspec: client hop: toxic: hop toxic 1: bandwidth_downstream rate 0"},
+		{"port", New("img", WithServer(Server{ID: "s", Cmd: []string{"x"}, Port: 8070}), WithHops(&Hops{App: nil, Client: &toxic.Hop{}})), "server port 127.0.0.1:8070 is a hop's listen address: want another (the hops take 127.0.0.1:8070 and 127.0.0.1:8071)"},
+		{"custom", New("img", WithProxy(&proxy.Config{Kind: proxy.KindHAProxy, Listen: proxy.DefaultListen, Upstream: proxy.DefaultUpstream, Custom: "frontend x"}), WithHops(&Hops{App: &toxic.Hop{}})), "an app hop behind a team's own haproxy config, which forwards where it says: want a preset front door"},
 		{"limits", New("img", WithHops(&Hops{Client: &toxic.Hop{}, Limits: Limits{CPUs: 0.01, Memory: 64 << 20}})), "hop CPUs 0.01 gives a quota"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

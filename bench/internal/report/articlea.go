@@ -220,11 +220,14 @@ type Condition struct {
 	// Records is how many slow-client records a run of the condition
 	// keeps when that is not Downloads: an HTTP/2 client's streams
 	// (Downloads x streams); 0 is Downloads (RecordsPerRun).
-	Records    int     `json:"records,omitempty"`
-	SlowKind   string  `json:"slow_kind,omitempty"`
-	BodyBytes  int64   `json:"body_bytes"`
-	ReadRate   float64 `json:"read_rate_bytes_per_s"`
-	TCPProfile string  `json:"tcp_profile"`
+	Records   int     `json:"records,omitempty"`
+	SlowKind  string  `json:"slow_kind,omitempty"`
+	BodyBytes int64   `json:"body_bytes"`
+	ReadRate  float64 `json:"read_rate_bytes_per_s"`
+	// Pacer is what paced the slow readers when not the lab's own
+	// reader: "toxiproxy", a hop on the path (engine.PacerToxiproxy).
+	Pacer      string `json:"pacer,omitempty"`
+	TCPProfile string `json:"tcp_profile"`
 	// RanOn, in a merged report, is the shard whose machine ran the
 	// condition.
 	RanOn *Origin `json:"ran_on,omitempty"`

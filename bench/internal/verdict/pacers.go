@@ -6,9 +6,9 @@ import (
 	"slices"
 )
 
-// ToxiproxyPaced is the id of condition id's twin whose downloads
+// ToxiproxyTwinID is the id of condition id's twin whose downloads
 // Toxiproxy paces (engine.PacerToxiproxy) instead of the lab's reader.
-func ToxiproxyPaced(id string) string { return id + "-toxiproxy" }
+func ToxiproxyTwinID(id string) string { return id + "-toxiproxy" }
 
 // PacersAgree holds when m of condition a, paced by a second instrument,
 // is within tol of m of condition b, paced by the lab's own reader:
@@ -21,23 +21,24 @@ func PacersAgree(a, b string, m Metric, tol float64) Check {
 }
 
 // PacersTolerance is how far from the lab's pacer a second instrument's
-// figures may be: the generator cross-check's OursVsABTolerance, as the
-// issue that asked for it set. reports/measurements.md has the
+// figures may be: the same margin as the generator cross-check's
+// OursVsABTolerance, as issue 34 asks of it, and a constant of its own
+// so that either can move apart. reports/measurements.md has the
 // distribution behind it (Toxiproxy against the lab's reader on
 // direct-2dl) and a reader paced at twice the rate, which it fails.
-const PacersTolerance = OursVsABTolerance
+const PacersTolerance = 0.25
 
 // pacersOf are the cross-check's verdicts for article A's cell id, each
 // read on its Toxiproxy-paced twin: fast is the cell's own /fast verdict
 // (its class: stalled or not), write the app's write time (a ratio to
 // the lab's where the worker is held for seconds, a bound where it is
 // freed at once), and the client's completion time, a ratio.
-func pacersOf(id, what string, fast, write Check) []Verdict {
-	twin := ToxiproxyPaced(id)
+func pacersOf(id, what string, fast, write Check, writeUnit string) []Verdict {
+	twin := ToxiproxyTwinID(id)
 	return []Verdict{
 		{ID: "pacers-fast-" + id, Kind: Harness, Unit: "ms", Check: fast,
 			Text: fmt.Sprintf("paced by Toxiproxy's bandwidth toxic, %s %s, as under the lab's reader", id, what)},
-		{ID: "pacers-write-" + id, Kind: Harness, Unit: "x", Check: write,
+		{ID: "pacers-write-" + id, Kind: Harness, Unit: writeUnit, Check: write,
 			Text: fmt.Sprintf("the app's write time on %s agrees between Toxiproxy's pacing and the lab's", id)},
 		{ID: "pacers-completion-" + id, Kind: Harness, Unit: "x", Check: PacersAgree(twin, id, CompletionS, PacersTolerance),
 			Text: fmt.Sprintf("the client's completion time on %s agrees between Toxiproxy's pacing and the lab's (16 MiB at 2 MiB/s)", id)},
@@ -50,10 +51,10 @@ func pacersOf(id, what string, fast, write Check) []Verdict {
 // lab's reader. The /fast verdicts are the article's own thresholds
 // (ArticleA).
 var Pacers = slices.Concat(
-	pacersOf("direct-2dl", "stalls /fast", Above(ToxiproxyPaced("direct-2dl"), P95, 1000),
-		PacersAgree(ToxiproxyPaced("direct-2dl"), "direct-2dl", WriteS, PacersTolerance)),
-	pacersOf("nginx-off-2dl", "does not bring /fast back to idle behind NGINX buffering off", Above(ToxiproxyPaced("nginx-off-2dl"), P95, 100),
-		PacersAgree(ToxiproxyPaced("nginx-off-2dl"), "nginx-off-2dl", WriteS, PacersTolerance)),
-	pacersOf("nginx-on-2dl", "keeps /fast fast behind NGINX buffering on", Below(ToxiproxyPaced("nginx-on-2dl"), P95, 10),
-		Below(ToxiproxyPaced("nginx-on-2dl"), WriteS, 0.5)),
+	pacersOf("direct-2dl", "stalls /fast", Above(ToxiproxyTwinID("direct-2dl"), P95, 1000),
+		PacersAgree(ToxiproxyTwinID("direct-2dl"), "direct-2dl", WriteS, PacersTolerance), "x"),
+	pacersOf("nginx-off-2dl", "does not bring /fast back to idle behind NGINX buffering off", Above(ToxiproxyTwinID("nginx-off-2dl"), P95, 100),
+		PacersAgree(ToxiproxyTwinID("nginx-off-2dl"), "nginx-off-2dl", WriteS, PacersTolerance), "x"),
+	pacersOf("nginx-on-2dl", "keeps /fast fast behind NGINX buffering on", Below(ToxiproxyTwinID("nginx-on-2dl"), P95, 10),
+		Below(ToxiproxyTwinID("nginx-on-2dl"), WriteS, 0.5), "s"),
 )

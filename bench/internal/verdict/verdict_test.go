@@ -64,6 +64,10 @@ func goodA() map[string]report.Condition {
 	} {
 		add(x.id, 2, x.p95, x.writeS, 0, 0.5, 0.5)
 	}
+	// The pacer cross-check's twins, as measured here (stop 67).
+	add(ToxiproxyTwinID("direct-2dl"), 2, 5975, 6.594, 0, 0.71, 0.73)
+	add(ToxiproxyTwinID("nginx-off-2dl"), 2, 3755, 4.650, 0, 0.42, 0.54)
+	add(ToxiproxyTwinID("nginx-on-2dl"), 2, 1.57, 0.096, 25.6, 0.006, 0.016)
 	return cs
 }
 
@@ -136,6 +140,16 @@ func write(v float64) func(*report.Condition) { return func(c *report.Condition)
 
 // contrary makes each verdict's data say the opposite: the verdict must fail.
 var contrary = map[string]func(*Data){
+	// A twin paced at twice the rate, or one that lost the cell's class.
+	"pacers-fast-direct-2dl":               setA(ToxiproxyTwinID("direct-2dl"), p95(900)),
+	"pacers-write-direct-2dl":              setA(ToxiproxyTwinID("direct-2dl"), write(3.31)),
+	"pacers-completion-direct-2dl":         setA(ToxiproxyTwinID("direct-2dl"), func(c *report.Condition) { c.CompletionS = 4.02 }),
+	"pacers-fast-nginx-off-2dl":            setA(ToxiproxyTwinID("nginx-off-2dl"), p95(9)),
+	"pacers-write-nginx-off-2dl":           setA(ToxiproxyTwinID("nginx-off-2dl"), write(6.6)),
+	"pacers-completion-nginx-off-2dl":      setA(ToxiproxyTwinID("nginx-off-2dl"), func(c *report.Condition) { c.CompletionS = 10.5 }),
+	"pacers-fast-nginx-on-2dl":             setA(ToxiproxyTwinID("nginx-on-2dl"), p95(3700)),
+	"pacers-write-nginx-on-2dl":            setA(ToxiproxyTwinID("nginx-on-2dl"), write(4.6)),
+	"pacers-completion-nginx-on-2dl":       setA(ToxiproxyTwinID("nginx-on-2dl"), func(c *report.Condition) { c.CompletionS = 4.0 }),
 	"direct-2dl-stalls":                    setA("direct-2dl", p95(900)),
 	"direct-1dl-idle":                      setA("direct-1dl", p95(5900)),
 	"nginx-off-1dl-idle":                   setA("nginx-off-1dl", p95(12)),
@@ -221,7 +235,7 @@ func TestPairedRatio(t *testing.T) {
 	assert.ErrorContains(t, err, "at least 3")
 }
 
-func all() []Verdict { return slices.Concat(ArticleA, ArticleHost, Sweep, ArticleB) }
+func all() []Verdict { return slices.Concat(ArticleA, ArticleHost, Sweep, ArticleB, Pacers) }
 
 func clone(d Data) Data {
 	c := Data{Conditions: maps.Clone(d.Conditions), Throughput: slices.Clone(d.Throughput)}
@@ -372,7 +386,10 @@ func TestKinds(t *testing.T) {
 	assert.ElementsMatch(t, []string{"completion-direct-8s", "completion-nginx-off-8s", "completion-nginx-on-8s",
 		"write-ends-when-rest-fits-direct-2dl", "completion-direct-8s@article-host", "completion-nginx-off-8s@article-host",
 		"completion-nginx-on-8s@article-host", "write-ends-when-rest-fits-direct-2dl@article-host",
-		"b/ours-matches-ab", "b/generator-has-headroom"}, harness)
+		"b/ours-matches-ab", "b/generator-has-headroom",
+		"pacers-fast-direct-2dl", "pacers-write-direct-2dl", "pacers-completion-direct-2dl",
+		"pacers-fast-nginx-off-2dl", "pacers-write-nginx-off-2dl", "pacers-completion-nginx-off-2dl",
+		"pacers-fast-nginx-on-2dl", "pacers-write-nginx-on-2dl", "pacers-completion-nginx-on-2dl"}, harness)
 }
 
 // The verdicts that read ab's rows fail as missing when ab's row of a
