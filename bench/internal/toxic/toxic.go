@@ -120,6 +120,14 @@ type Hop struct {
 	// socket, in bytes (the kernel grants double); 0 leaves the kernel's
 	// default, autotuned.
 	UpstreamReceiveBuffer int `json:"upstream_receive_buffer,omitempty"`
+	// DownstreamSendBuffer is SO_SNDBUF set on each socket the hop
+	// accepts, in bytes (the kernel grants double); 0 leaves the
+	// kernel's default, autotuned up to tcp_wmem's largest. The bytes in
+	// it have passed the toxics: a limit_data downstream counts them as
+	// relayed, so with the default a limit closes the upstream while a
+	// slow client has yet to read most of it, and with a small buffer
+	// where the client stops (hop's TestDownstreamSendBufferCutsWhereTheClientStops).
+	DownstreamSendBuffer int `json:"downstream_send_buffer,omitempty"`
 	// Toxics are applied in order, each on its stream.
 	Toxics []Toxic `json:"toxics,omitempty"`
 }
@@ -133,6 +141,9 @@ func (h Hop) Validate() error {
 	}
 	if h.UpstreamReceiveBuffer < 0 {
 		return fmt.Errorf("toxic: hop upstream_receive_buffer %d: want 0 (the kernel's) or a size in bytes", h.UpstreamReceiveBuffer)
+	}
+	if h.DownstreamSendBuffer < 0 {
+		return fmt.Errorf("toxic: hop downstream_send_buffer %d: want 0 (the kernel's) or a size in bytes", h.DownstreamSendBuffer)
 	}
 	names := map[string]bool{}
 	for i, t := range h.Toxics {

@@ -19,6 +19,7 @@ func TestHopRefusesBadSettings(t *testing.T) {
 	}{
 		{"listen", Hop{Listen: "nowhere", Upstream: ok.Upstream}, `hop listen "nowhere": want host:port`},
 		{"buffer", Hop{Listen: ok.Listen, Upstream: ok.Upstream, UpstreamReceiveBuffer: -1}, "upstream_receive_buffer -1"},
+		{"sndbuf", Hop{Listen: ok.Listen, Upstream: ok.Upstream, DownstreamSendBuffer: -1}, "downstream_send_buffer -1: want 0 (the kernel's) or a size in bytes"},
 		{"type", Hop{Listen: ok.Listen, Upstream: ok.Upstream, Toxics: []Toxic{{Type: "jitter", Stream: Downstream}}}, `type "jitter": want one of bandwidth, latency, limit_data, reset_peer, slicer, slow_close, timeout`},
 		{"stream", Hop{Listen: ok.Listen, Upstream: ok.Upstream, Toxics: []Toxic{{Type: "latency", Stream: "both"}}}, `latency stream "both"`},
 		{"attribute", Hop{Listen: ok.Listen, Upstream: ok.Upstream, Toxics: []Toxic{{Type: "latency", Stream: Downstream, Attributes: map[string]int64{"rate": 1}}}}, `latency_downstream attribute "rate": want latency, jitter`},

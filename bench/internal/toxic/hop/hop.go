@@ -107,6 +107,12 @@ func Serve(ctx context.Context, h toxic.Hop, ready func(net.Addr)) error {
 			}
 			return fmt.Errorf("hop: accept: %w", err)
 		}
+		if n := h.DownstreamSendBuffer; n > 0 {
+			if err := client.(*net.TCPConn).SetWriteBuffer(n); err != nil {
+				client.Close()
+				return fmt.Errorf("hop: downstream_send_buffer %d: %w", n, err)
+			}
+		}
 		up, err := dialer.DialContext(ctx, "tcp", h.Upstream)
 		if err != nil {
 			// As Toxiproxy's own proxy does: the client sees its

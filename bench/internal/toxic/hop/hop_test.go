@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/toxic"
 )
 
@@ -22,6 +23,8 @@ import (
 type pusher struct {
 	ln      net.Listener
 	written atomic.Int64
+	// failedAt is when a write first failed (Unix ns), 0 until then.
+	failedAt atomic.Int64
 }
 
 func newPusher(t *testing.T, size, sndbuf int) *pusher {
@@ -46,6 +49,7 @@ func newPusher(t *testing.T, size, sndbuf int) *pusher {
 					n, err := c.Write(chunk[:min(len(chunk), left)])
 					p.written.Add(int64(n))
 					if err != nil {
+						p.failedAt.CompareAndSwap(0, time.Now().UnixNano())
 						return
 					}
 				}
@@ -170,4 +174,60 @@ func TestServeRefusesBeforeListening(t *testing.T) {
 		Toxics: []toxic.Toxic{{Type: "bandwidth", Stream: toxic.Downstream}}}, func(net.Addr) { t.Error("the hop listened") })
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "bandwidth_downstream rate 0")
+}
+
+// TestDownstreamSendBufferCutsWhereTheClientStops: limit_data downstream
+// counts what passes into the hop's socket to the client. Through the
+// kernel's autotuned send buffer a 1 MiB limit is passed at once, and
+// the upstream's writer fails while a client reading 2 MiB/s has read
+// little of it; through a 16 KiB DownstreamSendBuffer it fails once the
+// client has read nearly all of it, where a client that goes away there
+// would stop. The measure is what the client had read when the writer
+// first failed: measured here in 20 runs, 10 of them beside two CPU
+// burners, 988 to 1,004 KiB through 16 KiB and 8 to 28 KiB through the
+// default (the writer failing 483 to 487 ms and 4 to 5 ms in, the client
+// reading its 1 MiB in 500 ms and then EOF in both). The bounds: 768 KiB
+// and 512 KiB. The client
+// sets its 8 KiB SO_RCVBUF before connecting, as the lab's reader does:
+// set after, the window it had offered shrinks and the transfer stalls.
+func TestDownstreamSendBufferCutsWhereTheClientStops(t *testing.T) {
+	const limit, rate = 1 << 20, 2 << 20 // the client reads 1 MiB in 0.5 s
+	readAtCut := func(sndbuf int) int64 {
+		up := newPusher(t, 8<<20, 16<<10)
+		addr := serve(t, toxic.Hop{Upstream: up.ln.Addr().String(), DownstreamSendBuffer: sndbuf,
+			Toxics: []toxic.Toxic{{Type: "limit_data", Stream: toxic.Downstream, Attributes: map[string]int64{"bytes": limit}}}})
+		c, err := load.BufferDialer(syscall.SO_RCVBUF, 8<<10).Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		type mark struct{ at, read int64 }
+		var marks []mark
+		var total int64
+		buf := make([]byte, 16<<10)
+		start := time.Now()
+		require.NoError(t, c.SetReadDeadline(start.Add(10*time.Second)))
+		for {
+			time.Sleep(time.Until(start.Add(time.Duration(total) * time.Second / rate)))
+			n, err := c.Read(buf)
+			total += int64(n)
+			marks = append(marks, mark{time.Now().UnixNano(), total})
+			if err != nil {
+				require.ErrorIs(t, err, io.EOF, "the hop closes the client's connection at the limit (read %d bytes in %v)", total, time.Since(start))
+				break
+			}
+		}
+		assert.EqualValues(t, limit, total, "the client gets the limit, no byte more")
+		cut := up.failedAt.Load()
+		require.NotZero(t, cut, "the upstream's writer saw its connection closed")
+		var read int64
+		for _, m := range marks {
+			if m.at <= cut {
+				read = m.read
+			}
+		}
+		return read
+	}
+	small, dflt := readAtCut(16<<10), readAtCut(0)
+	t.Logf("read by the client when the upstream's writer failed: %d KiB through a 16 KiB SO_SNDBUF, %d KiB through the kernel's default (limit %d KiB)", small>>10, dflt>>10, limit>>10)
+	assert.GreaterOrEqual(t, small, int64(limit*3/4), "through a small send buffer the cut comes where the client stops")
+	assert.Less(t, dflt, int64(limit/2), "the kernel's default buffer passes the limit at once: the check the setting exists for")
 }
