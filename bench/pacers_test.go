@@ -45,25 +45,17 @@ func TestPacersCatchMisPacedReader(t *testing.T) {
 	scratch := *lab
 	scratch.Reports, scratch.Journal = engine.NewReports(t.TempDir(), &env), nil
 	conds := map[string]report.Condition{}
-	summary := func(r *engine.Reports, id string) (report.Condition, bool) {
-		all := r.Conditions()
-		i := slices.IndexFunc(all, func(c report.Condition) bool { return c.ID == id })
-		if i < 0 {
-			return report.Condition{}, false
-		}
-		return all[i], true
-	}
-	if s, ok := summary(lab.Reports, cell.ID); ok && s.RunsValid > 0 {
+	if s, ok := lab.Reports.Condition(cell.ID); ok && s.RunsValid > 0 {
 		conds[cell.ID] = s
 	} else {
 		_, err := scratch.RunA(t, cell, 1)
 		require.NoError(t, err)
-		conds[cell.ID], _ = summary(scratch.Reports, cell.ID)
+		conds[cell.ID], _ = scratch.Reports.Condition(cell.ID)
 	}
 	r, err := scratch.RunA(t, misPaced, 1)
 	require.NoError(t, err)
 	require.True(t, r.Valid, "the mis-paced run: %s", r.Invalid)
-	conds[twin.ID], _ = summary(scratch.Reports, misPaced.ID) // read as the twin's
+	conds[twin.ID], _ = scratch.Reports.Condition(misPaced.ID) // read as the twin's
 	t.Logf("lab-paced %s: completion %.2f s, write %.2f s; Toxiproxy at twice the rate: completion %.2f s, write %.2f s",
 		cell.ID, conds[cell.ID].CompletionS, conds[cell.ID].WriteS, conds[twin.ID].CompletionS, conds[twin.ID].WriteS)
 	d := verdict.Data{Conditions: conds}

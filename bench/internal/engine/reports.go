@@ -164,6 +164,15 @@ func (r *Reports) Runs(id string) []report.Run {
 	return out
 }
 
+// Condition is condition id's summary, and whether it has runs.
+func (r *Reports) Condition(id string) (report.Condition, bool) {
+	all := r.Conditions()
+	if i := slices.IndexFunc(all, func(c report.Condition) bool { return c.ID == id }); i >= 0 {
+		return all[i], true
+	}
+	return report.Condition{}, false
+}
+
 // Conditions summarizes every condition that has runs.
 func (r *Reports) Conditions() []report.Condition {
 	r.mu.Lock()

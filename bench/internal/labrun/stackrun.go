@@ -188,8 +188,7 @@ func (l *Lab) runStep(t stack.TB, c engine.Condition, n int, bound float64, then
 		if !r.Sound {
 			unsound = append(unsound, fmt.Sprintf("run %d: %s", k, r.Invalid))
 		}
-		conds := l.Reports.Conditions()
-		s = conds[slices.IndexFunc(conds, func(x report.Condition) bool { return x.ID == c.ID })]
+		s, _ = l.Reports.Condition(c.ID) // it has run k
 		if state, _, err := verdict.Step(s, bound); err == nil && state != verdict.StepUndecided {
 			break
 		}
