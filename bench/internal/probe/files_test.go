@@ -130,3 +130,45 @@ func TestThreadNameReadOncePerListing(t *testing.T) {
 	assert.Equal(t, "renamed", name, "read again after it")
 	(*files)(nil).forget() // a nil files keeps nothing to forget
 }
+
+// fdCount sorts a process's descriptors by what they reach, in a fixture
+// tree standing in for /proc: links to sockets, to paths (a deleted temp
+// file too) and to pipes and anonymous inodes.
+func TestFDCountByKind(t *testing.T) {
+	root := t.TempDir()
+	fd := filepath.Join(root, "42", "fd")
+	require.NoError(t, os.MkdirAll(fd, 0o755))
+	for name, link := range map[string]string{
+		"0": "/dev/null", "3": "socket:[1234]", "4": "socket:[1235]", "5": "pipe:[99]", "6": "anon_inode:[eventfd]",
+		"7": "anon_inode:[eventpoll]", "8": "/tmp/nginx-proxy/0000000001 (deleted)", "9": "/srv/wsgiapp/app.py",
+	} {
+		require.NoError(t, os.Symlink(link, filepath.Join(fd, name)))
+	}
+	for _, f := range []*files{nil, newFiles()} {
+		k, err := f.fdCount(root, []int{42, 43}) // 43 has exited
+		require.NoError(t, err)
+		assert.Equal(t, FDKinds{Sockets: 2, Files: 3, Other: 3}, k)
+		assert.Equal(t, 8, k.Total())
+	}
+	assert.Equal(t, 5, FDSample{FDs: 8, Sockets: 2, Files: 3}.Held())
+}
+
+// Past MaxSortedFDs a sample's descriptors are counted, not sorted, and
+// the sample says so.
+func TestFDCountUnsortedPastItsBound(t *testing.T) {
+	root := t.TempDir()
+	for pid, n := range map[string]int{"1": 2, "2": MaxSortedFDs} {
+		fd := filepath.Join(root, pid, "fd")
+		require.NoError(t, os.MkdirAll(fd, 0o755))
+		for i := range n {
+			require.NoError(t, os.Symlink("socket:[1]", filepath.Join(fd, strconv.Itoa(i))))
+		}
+	}
+	k, err := newFiles().fdCount(root, []int{1, 2})
+	require.NoError(t, err)
+	assert.Equal(t, FDKinds{Other: MaxSortedFDs + 2}, k)
+	assert.False(t, FDSample{FDs: k.Total(), Sockets: k.Sockets, Files: k.Files}.Classified())
+	k, err = newFiles().fdCount(root, []int{1})
+	require.NoError(t, err)
+	assert.Equal(t, FDKinds{Sockets: 2}, k)
+}

@@ -144,12 +144,25 @@ type WaitSample struct {
 }
 
 // FDSample is one role's open file descriptors at one instant: every
-// process of the app's or the proxy's container, sockets and files.
+// process of the app's or the proxy's container. FDs counts them all;
+// Sockets and Files those that reach a socket or a path (a leak holds
+// one), the rest pipes and anonymous inodes an event loop makes for
+// itself (FDKinds). Past MaxSortedFDs, and in a record from before the
+// kinds, FDs stands alone (Classified).
 type FDSample struct {
 	UnixNano int64  `json:"unix_ns"`
 	Role     string `json:"role"`
 	FDs      int    `json:"fds"`
+	Sockets  int    `json:"sockets,omitempty"`
+	Files    int    `json:"files,omitempty"`
 }
+
+// Held is the descriptors that reach a socket or a path.
+func (f FDSample) Held() int { return f.Sockets + f.Files }
+
+// Classified is whether the sampler sorted f's descriptors: a server's
+// role always holds a socket, its listener, so a sorted sample has one.
+func (f FDSample) Classified() bool { return f.Sockets > 0 }
 
 // TempSample is NGINX's open temp files at one instant.
 type TempSample struct {
@@ -371,12 +384,12 @@ func sampleFDs(s *Series, spec SamplerSpec, fr *files, now int64, note func(erro
 		}
 	}
 	for _, role := range sortedKeys(pids) {
-		n, err := fr.fdCount(spec.ProcRoot, pids[role])
+		k, err := fr.fdCount(spec.ProcRoot, pids[role])
 		if err != nil {
 			note(fmt.Errorf("%s fds: %w", role, err))
 			continue
 		}
-		s.FDs = append(s.FDs, FDSample{UnixNano: now, Role: role, FDs: n})
+		s.FDs = append(s.FDs, FDSample{UnixNano: now, Role: role, FDs: k.Total(), Sockets: k.Sockets, Files: k.Files})
 	}
 }
 
