@@ -57,6 +57,8 @@ var jobTests = []struct {
 		return p.Exhaustion, func(engine.Condition) int { return p.ExhaustionRuns }
 	}, nil, 25 * time.Second, 0},
 	{"TestSilentShortBodyCaught", nil, nil, 12 * time.Second, 0},
+	// make test's reset cell once more, with a leaky app: one run.
+	{"TestResetCatchesLeakyApp", nil, nil, 13 * time.Second, 0},
 	{"TestFrontDoorPresetsPassOwnCheck", nil, nil, 2 * time.Second, 0},
 	{"TestFrontDoorBrokenConfigRefused", nil, nil, 1 * time.Second, 0},
 	{"TestHardening", nil, nil, 3 * time.Second, 0},

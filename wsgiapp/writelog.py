@@ -10,6 +10,10 @@ says the server took the whole body: for a file, that it closed it after
 taking it (whether the client got every byte is the client's record).
 For a POST /upload (via "upload"), write_ns is the time the app took to
 read the request body, and bytes what it read.
+
+LAB_LEAK_FDS=1 makes the app a broken one on purpose: each record also
+opens /dev/null and never closes it, one descriptor leaked per slow
+client, which the lab's leak check (engine's reset cells) must catch.
 """
 
 import json
@@ -17,6 +21,9 @@ import os
 import time
 
 WRITES_LOG = os.environ.get("LAB_WRITES_LOG", "/tmp/lab-writes.jsonl")
+
+LEAK_FDS = os.environ.get("LAB_LEAK_FDS", "") == "1"
+_leaked = []
 
 
 class Clock:
@@ -46,3 +53,5 @@ def record(request_id, clock, sent, size, complete, via):
         os.write(fd, line.encode())
     finally:
         os.close(fd)
+    if LEAK_FDS:
+        _leaked.append(os.open(os.devnull, os.O_RDONLY))

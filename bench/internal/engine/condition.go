@@ -209,6 +209,9 @@ type Condition struct {
 	// reader; or PacerToxiproxy, a Toxiproxy hop between the client and
 	// the entry point (pacer.go).
 	Pacer string
+	// Fault, when set, names a fault on the slow clients' path (Faults):
+	// they go through a Toxiproxy hop that carries it, /fast does not.
+	Fault string
 	// HangS, when above 0, sends the downloads to the app's /hang?s=,
 	// whose handler sleeps that long in Python before it answers
 	// BodyBytes: 1 to MaxHangS, for slow readers only (the Hang column).
@@ -439,6 +442,9 @@ func (c Condition) Validate() error {
 	if err := c.Target.validate(c); err != nil {
 		return err
 	}
+	if err := c.validateFault(); err != nil {
+		return err
+	}
 	if _, err := c.Path.server(c.Server); err != nil {
 		return fmt.Errorf("engine: condition %s: Path %s: %w", c.ID, c.Path.ID, err)
 	}
@@ -489,6 +495,9 @@ func (c Condition) Pod(imageRef string) podspec.Config {
 	if c.Pacer == PacerToxiproxy { // after the server and the front door it relays to
 		opts = append(opts, podspec.WithHops(&podspec.Hops{Client: c.pacingHop()}))
 	}
+	if h := c.faultHops(); h != nil { // as the pacer's: after the server and the front door
+		opts = append(opts, podspec.WithHops(h))
+	}
 	return podspec.New(imageRef, opts...)
 }
 
@@ -503,6 +512,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 	case c.SlowKind == load.KindUpload:
 		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
+		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // the uploads alone go through the fault's client hop
+			s.UploadURL = podspec.ThroughClientHop(s.UploadURL)
+		}
 	case c.SlowKind == load.KindTLS:
 		s.TLSURL = base
 	case c.SlowKind == load.KindWS:
@@ -525,6 +537,9 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 			// Only the downloads go through the hop: /fast is timed at the
 			// entry point, as in the lab-paced cell.
 			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), true
+		}
+		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // the downloads alone go through the fault's client hop, paced by the reader
+			s.LargeURL = podspec.ThroughClientHop(s.LargeURL)
 		}
 	}
 	if c.h2() {

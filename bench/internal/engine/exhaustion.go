@@ -76,7 +76,7 @@ func FitExhaustion(conds []report.Condition) *report.Exhaustion {
 	var fit, cells []report.Condition
 	for _, c := range conds {
 		if c.Server != podspec.GunicornSync(2).ID || c.Path != NginxOn.ID || c.TCPProfile != Stock.ID ||
-			!(c.SlowKind == "" || c.SlowKind == load.KindRead) || c.Downloads == 0 || c.Pacer != "" {
+			!(c.SlowKind == "" || c.SlowKind == load.KindRead) || c.Downloads == 0 || c.Pacer != "" || c.Fault != "" {
 			continue
 		}
 		fit = append(fit, c)

@@ -443,7 +443,7 @@ const WSMessages = load.DefaultWSMessages
 
 // MatrixColumns and MatrixPaths span the matrix with MatrixRows.
 var (
-	MatrixColumns = []Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, Hang, SlowTLS, H2SlowRead, H2ManyStreams, WSSlowConsumer}
+	MatrixColumns = slices.Concat([]Column{SlowRead, SlowUpload, SlowHeaders, Silent, OutliveTimeout, Hang, SlowTLS, H2SlowRead, H2ManyStreams, WSSlowConsumer}, FaultColumns)
 	MatrixPaths   = []Path{Direct, NginxOff, NginxOn}
 )
 
@@ -645,6 +645,8 @@ func MatrixVerdicts() []verdict.Verdict {
 				}
 				vs = append(vs, verdict.CellVerdict(rule, c.Row, c.Path, c.Condition.ID))
 			}
+		case IsFaultColumn(c.Column):
+			vs = append(vs, faultVerdicts(c)...)
 		case read[c.Condition.ID]:
 		default:
 			r, ok := verdict.RuleFor(c.Column, c.Row, c.Path)
@@ -720,6 +722,11 @@ func CIMatrixVerdicts() []verdict.Verdict {
 		if ci && c.Column == WSSlowConsumer.ID {
 			vs = append(vs, verdict.EveryMessage(c.Row, c.Path, c.Condition.ID))
 		}
+		// Issue 34's faults, once: sync's two workers directly, each slow
+		// reader cut at 4 MiB (CIFaultCell).
+		if c.Condition.ID == CIFaultCell {
+			vs = append(vs, faultVerdicts(c)...)
+		}
 		// One framework cell per framework (CIFrameworkRows), under slow
 		// readers directly, where its twin's verdict runs in make test too.
 		if c.Column == SlowRead.ID && c.Path == Direct.ID && slices.Contains(CIFrameworkRows, c.Row) {
@@ -728,6 +735,22 @@ func CIMatrixVerdicts() []verdict.Verdict {
 	}
 	return vs
 }
+
+// faultVerdicts are a fault column's cell c's verdicts: a cut's
+// (verdict.CutVerdicts), or a slow link's (verdict.LinkVerdicts).
+func faultVerdicts(c MatrixCell) []verdict.Verdict {
+	if c.Column != SlowUpstream.ID {
+		return verdict.CutVerdicts(c.Column, c.Row, c.Path, c.Condition.ID, c.Condition.Path.Proxy != nil)
+	}
+	b := float64(c.Condition.BodyBytes)
+	return verdict.LinkVerdicts(c.Row, c.Path, c.Condition.ID, b/SlowLinkRate, b/c.Condition.ReadRate)
+}
+
+// CIFaultCell is the fault cell make test runs: sync's two workers,
+// directly, each of article A's slow readers cut at 4 MiB. Its
+// verdicts are stark (reports/measurements.md); the other fault cells
+// run in make repro.
+var CIFaultCell = MatrixID(ResetMidDownload, matrixRows[podspec.GunicornSync(2).ID], Direct)
 
 // frameworkVerdicts are framework cell c's verdicts on row r: its twin's
 // class (verdict.FrameworkVerdict) and, where /fast is not held up, what

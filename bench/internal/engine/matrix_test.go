@@ -95,7 +95,16 @@ func TestMatrixRowsMatchTheVerdicts(t *testing.T) {
 		2 + 3 + 2 + // h2c: held under each column (sync, gthread), free under slow readers (3 rows)
 		2 + 1 + 1 + 3 + 3 + // hang: sync (/fast stalled, timeouts), uWSGI (/fast), Uvicorn's worker (timeouts), gthread and gevent (/fast, no timeout, answered after the sleep)
 		len(verdict.VersionChanges) // the installed release's side of each cell where the Gunicorn releases differ
-	assert.Equal(t, newer-len(named)+5*2+companions, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
+	// The fault columns (FaultRows on 3 paths each): 4 verdicts a cell
+	// (cut, next served, next protected, no descriptor left), with what
+	// the app's records say (seen and freed: 2; taken whole or kept
+	// from the app: 1), and behind NGINX its descriptors and temp files
+	// (2, the temp files a download's only): a download's paths 6 + 8 + 7,
+	// an upload's 6 + 6 + 7.
+	// A slow link: behind buffering on, the write and /fast against its
+	// line (2); behind buffering off, /fast (1).
+	faults := len(FaultRows) * (6 + 8 + 7 + 6 + 6 + 7 + 2 + 1)
+	assert.Equal(t, newer-len(named)+5*2+companions+faults, rules, "one rule verdict for every other cell of the %d in the newer columns, with %d companions", newer, companions)
 }
 
 // hangCells are the Hang column's: the 4 Gunicorn rows under --timeout
@@ -279,9 +288,10 @@ func TestMatrixCellsReuseArticleA(t *testing.T) {
 	readOnly := len(slices.DeleteFunc(slices.Clone(serverRows), func(r Row) bool { return r.Only == nil || !slices.Contains(r.Only, SlowRead.ID) }))
 	assert.Equal(t, 7, readOnly)
 	// The framework rows: 9 on the article's 3 paths under slow reads and
-	// slow uploads.
+	// slow uploads. The fault columns: FaultRows on 3 paths each, on 2
+	// under a slow link (behind NGINX only).
 	require.Len(t, cells, every*(3+len(FrontDoors)+2*3+4+3+2*2)+2*len(FrontDoors)+len(UploadDoors)+4*2+5*2+2*3+len(h2cRows)*2*2+
-		readOnly*(3+len(FrontDoors)+4+3+3)+hangCells+9*3+9*3)
+		readOnly*(3+len(FrontDoors)+4+3+3)+hangCells+9*3+9*3+len(FaultRows)*(3+3+2))
 	id := map[[2]string]string{}
 	for _, c := range cells {
 		if c.Column == SlowRead.ID {
@@ -325,10 +335,11 @@ func TestCapacitySteps(t *testing.T) {
 	// WebSocket cell) and gthread's steps at 3 and 4. Issue 33's rows
 	// (Row.Only: slow reads) run directly, with Daphne and Hypercorn:
 	// every row but gevent-websocket's (WebSockets only) and article A's
-	// 2 and uWSGI's plain generator; and one framework cell per
-	// framework (CIFrameworkRows).
+	// 2 and uWSGI's plain generator; one framework cell per framework
+	// (CIFrameworkRows); and one fault cell (CIFaultCell).
 	ci := Plans["ci"].Matrix
-	assert.Len(t, ci, len(serverRows)-1-3+len(FrontDoors)+7+1+2+1+2+len(podspec.Frameworks))
+	assert.Len(t, ci, len(serverRows)-1-3+len(FrontDoors)+7+1+2+1+2+len(podspec.Frameworks)+1) // and CIFaultCell
+	assert.True(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == CIFaultCell && c.Fault == ResetDownload.ID }))
 	assert.Equal(t, "capacity-slow-read-gunicorn-gthread-1x4-4", ci[len(ci)-1].ID)
 	assert.False(t, slices.ContainsFunc(ci, func(c Condition) bool { return c.ID == "matrix-slow-read-uwsgi-2-generator-direct" }))
 	require.NoError(t, ValidateAll(ci))

@@ -112,6 +112,7 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 
 func matrixCell(mc MatrixCell, s report.Condition, runs []report.Run, downloads []report.Download) report.MatrixCell {
 	c := report.MatrixCell{Row: mc.Row, Column: mc.Column, Path: mc.Path, Condition: s.ID, SlowKind: s.SlowKind, Class: verdict.Class(s),
+		Fault: s.Fault, Cut: s.Cut,
 		RunsTotal: s.RunsTotal, RunsSound: s.RunsSound, P95Ms: s.P95Ms, P95MsMin: s.P95MsMin, P95MsMax: s.P95MsMax,
 		P95MsRuns: s.P95MsRuns, MaxMs: s.MaxMs, RequestsFailed: s.RequestsTotal - s.RequestsOK,
 		RequestsTotal: s.RequestsTotal, SlowClients: map[string]int{}, WriteS: s.WriteS, WorkerTimeouts: s.WorkerTimeouts,

@@ -21,6 +21,31 @@ type WriteEnd struct {
 	UnixNano int64
 }
 
+// FDSettleSpan is the span at the window's end over which a role's
+// descriptors are counted at their fewest (report.ResourceSummary.FDsAtEnd):
+// a /fast request every 125 ms holds a descriptor for a few ms, a leaked
+// one holds it throughout. Before the load they are counted at their
+// most (FDsBefore): a server whose second worker is still importing
+// its modules holds a file for a while, 14 or 15 in Uvicorn's samples,
+// and then 15 for good (reports/measurements.md, stop 68).
+const FDSettleSpan = time.Second
+
+// fewest is the lesser of *p and n, n when p is nil.
+func fewest(p *int, n int) *int {
+	if p != nil && *p <= n {
+		return p
+	}
+	return &n
+}
+
+// most is the greater of *p and n, n when p is nil.
+func most(p *int, n int) *int {
+	if p != nil && *p >= n {
+		return p
+	}
+	return &n
+}
+
 // Observe summarizes a probe series over the load window of res; ends are
 // the app's write ends, matched to res's downloads by ID.
 func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
@@ -35,6 +60,7 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		if in(t.UnixNano) {
 			o.TempfileSamples++
 			o.TempfilePeakMiB = max(o.TempfilePeakMiB, float64(t.TotalBytes)/(1<<20))
+			o.TempFilesAtEnd = &t.Files
 		}
 	}
 
@@ -62,10 +88,24 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		o.ClientStall = clientStall(client, res)
 	}
 	for _, f := range s.FDs {
-		if r, ok := o.Resources[f.Role]; ok && in(f.UnixNano) {
-			r.MaxFDs = max(r.MaxFDs, f.FDs)
-			o.Resources[f.Role] = r
+		r, ok := o.Resources[f.Role]
+		if !ok {
+			continue
 		}
+		if in(f.UnixNano) {
+			r.MaxFDs = max(r.MaxFDs, f.FDs)
+		}
+		// A leak holds a socket or a path; an event loop's own pipes and
+		// eventfds, some made on first use, are left out. A sample the
+		// sampler did not sort (probe.FDSample.Classified) counts none.
+		switch {
+		case !f.Classified():
+		case f.UnixNano < from:
+			r.FDsBefore = most(r.FDsBefore, f.Held())
+		case in(f.UnixNano) && f.UnixNano >= to-int64(FDSettleSpan):
+			r.FDsAtEnd = fewest(r.FDsAtEnd, f.Held())
+		}
+		o.Resources[f.Role] = r
 	}
 
 	workers := map[int]*report.WorkerWaits{}

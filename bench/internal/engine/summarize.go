@@ -173,6 +173,8 @@ func SummarizeRun(c Condition, rec Record) RunRows {
 	if h := rec.Host; h != nil {
 		run.Host = disturb.Host(h.Points, h.Interval, disturb.DefaultOutsideWindow)
 	}
+	run.Cut = cutOf(c, rec, run.Observed)
+	problems = append(problems, cutProblems(run.Cut, run.Observed)...)
 	run.Sound = len(problems) == 0
 	run.Valid = run.Sound && len(failures) == 0
 	run.Invalid = strings.Join(append(failures, problems...), "; ")
@@ -241,7 +243,7 @@ func samplerProblems(o report.Observed, killed []string) []string {
 // runs' values. ref is the article's figure, zero where it gave none.
 func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue) report.Condition {
 	s := report.Condition{ID: c.ID, Server: c.Server.ID, Path: c.Path.ID, Downloads: c.Downloads, SlowKind: c.SlowKind,
-		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, Pacer: c.Pacer, TCPProfile: c.TCP.ID,
+		BodyBytes: c.BodyBytes, ReadRate: c.ReadRate, Pacer: c.Pacer, Fault: c.Fault, TCPProfile: c.TCP.ID,
 		RunsTotal: len(runs), ArticleP95Ms: ref.P95Ms, ArticleP95MsRange: ref.P95MsRange,
 		ArticleWriteS: ref.WriteS, ArticleCompletionS: ref.CompletionS, P95MsRuns: []float64{},
 		SendShares: []report.RunSendShares{}, ThrottledShare: map[string]float64{}}
@@ -252,6 +254,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 	spillsSeen := true
 	var valid []report.Run
 	var streams []*report.Stream
+	var cuts []*report.Cut
 	for _, r := range runs {
 		// An unsound run says nothing about the server: its counts stay out.
 		if !r.Sound {
@@ -285,6 +288,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 			}
 		}
 		streams = append(streams, r.Stream)
+		cuts = append(cuts, r.Cut)
 		soundP95 = append(soundP95, r.P95Ms)
 		s.ConnectMsMax = max(s.ConnectMsMax, r.ConnectMsMax)
 		for o, n := range r.SlowOutcomes {
@@ -315,6 +319,7 @@ func SummarizeCondition(c Condition, runs []report.Run, ref report.ArticleValue)
 			completions = append(completions, r.CompletionS)
 		}
 	}
+	s.Cut = foldCuts(cuts)
 	s.P95Ms = stats.Median(s.P95MsRuns)
 	s.P95MsSound = stats.Median(soundP95)
 	s.P95MsMin, s.P95MsMax = stats.Range(s.P95MsRuns)

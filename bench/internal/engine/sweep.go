@@ -87,7 +87,7 @@ func sweep(paths []Path, prof TCPProfile, sizes []int64, rates []float64, held [
 func (c Condition) sameCell(d Condition) bool {
 	return slices.Equal(c.Server.Cmd, d.Server.Cmd) && c.Server.ID == d.Server.ID && c.Path.ID == d.Path.ID && c.Path.TLS == d.Path.TLS && c.Path.HTTP2 == d.Path.HTTP2 && c.H2Streams == d.H2Streams &&
 		c.HangS == d.HangS && c.Downloads == d.Downloads && c.SlowKind == d.SlowKind && c.BodyBytes == d.BodyBytes && c.ReadRate == d.ReadRate &&
-		c.Pacer == d.Pacer && c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
+		c.Pacer == d.Pacer && c.Fault == d.Fault && c.TCP == d.TCP && c.ClientCPUs == d.ClientCPUs && c.FastRequests == d.FastRequests && (c.Stream == nil) == (d.Stream == nil) &&
 		(c.Stream == nil || *c.Stream == *d.Stream)
 }
 
@@ -106,7 +106,7 @@ func FitSweep(conds []report.Condition) *report.Sweep {
 	var cells []report.Condition
 	for _, c := range conds {
 		if c.Server == podspec.GunicornSync(2).ID && c.Downloads == SweepDownloads &&
-			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil && c.Pacer == "" &&
+			(c.SlowKind == "" || c.SlowKind == load.KindRead) && c.Stream == nil && c.Pacer == "" && c.Fault == "" &&
 			slices.ContainsFunc(paths, func(p Path) bool { return p.ID == c.Path }) {
 			cells = append(cells, c)
 		}

@@ -92,8 +92,8 @@ type matrixRowView struct {
 }
 
 type matrixCellView struct {
-	Class, Condition, P95, Range, Max, Failed, Clients, Write, Waits, Memory string
-	Ran                                                                      bool
+	Class, Condition, P95, Range, Max, Failed, Clients, Write, Waits, Memory, Cut string
+	Ran                                                                           bool
 }
 
 type capacityRow struct {
@@ -342,7 +342,39 @@ func cellView(c report.MatrixCell) matrixCellView {
 		v.Clients += fmt.Sprintf("; %d worker timeouts logged", c.WorkerTimeouts)
 	}
 	v.Memory = memoryText(c)
+	v.Cut = cutText(c.Cut)
 	return v
+}
+
+// cutText says what a cut did and left (report.Cut): where the clients
+// were cut, what the app recorded, when its worker was freed, the next
+// /fast requests and the descriptors and temp files left; "" for none.
+func cutText(c *report.Cut) string {
+	if c == nil {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("%d of %d cut at %s to %s KiB", c.AtCut, c.Clients, num(float64(c.BytesMin)/1024), num(float64(c.BytesMax)/1024))}
+	switch {
+	case c.Records == 0:
+		parts = append(parts, "no app record (kept from the app)")
+	default:
+		parts = append(parts, fmt.Sprintf("app records %d incomplete, %d whole, %d missing", c.Incomplete, c.Complete, c.Missing))
+	}
+	if c.FreedAfterCutS != nil {
+		parts = append(parts, fmt.Sprintf("last record %+.3f s from the cut", *c.FreedAfterCutS))
+	}
+	parts = append(parts, fmt.Sprintf("/fast after it %d of %d served, p95 %s ms", c.FastAfterOK, c.FastAfter, num(c.FastAfterP95Ms)))
+	var left []string
+	for _, role := range slices.Sorted(maps.Keys(c.FDsLeaked)) {
+		left = append(left, fmt.Sprintf("%s %+d", role, c.FDsLeaked[role]))
+	}
+	if c.TempFilesLeft != nil {
+		left = append(left, fmt.Sprintf("temp files %d", *c.TempFilesLeft))
+	}
+	if len(left) > 0 {
+		parts = append(parts, "left: descriptors "+strings.Join(left, ", "))
+	}
+	return strings.Join(parts, "; ")
 }
 
 func streamView(s report.StreamCell) streamRow {

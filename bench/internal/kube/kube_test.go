@@ -190,22 +190,28 @@ func TestRenderRefusesBadOptions(t *testing.T) {
 }
 
 // renderable are cs less those Render refuses (Renderable): under ci, the
-// matrix's TLS cells (one slow-TLS, two HTTP/2), and nothing else.
+// matrix's TLS cells (one slow-TLS, two HTTP/2) and its fault cell,
+// whose hop the rendered pods lack, and nothing else.
 func renderable(t *testing.T, cs []engine.Condition) []engine.Condition {
 	var out []engine.Condition
 	var left []string
 	for _, c := range cs {
 		if err := Renderable(c); err != nil {
-			assert.ErrorContains(t, err, "speaks TLS")
+			why := "speaks TLS"
+			if c.Fault != "" {
+				why = "puts a Toxiproxy hop on its path"
+			}
+			assert.ErrorContains(t, err, why)
 			_, err := Render([]engine.Condition{c}, func(engine.Condition) int { return 1 }, opts)
-			assert.ErrorContains(t, err, "speaks TLS", "Render refuses what Renderable does")
+			assert.ErrorContains(t, err, why, "Render refuses what Renderable does")
 			left = append(left, c.ID)
 			continue
 		}
 		out = append(out, c)
 	}
 	assert.Equal(t, []string{"matrix-slow-tls-gunicorn-sync-2-nginx-tls-on",
-		"matrix-h2-slow-read-gunicorn-sync-2-nginx-h2-off", "matrix-h2-many-streams-gunicorn-sync-2-nginx-h2-on"}, left, "the TLS cells, HTTP/2's among them")
+		"matrix-h2-slow-read-gunicorn-sync-2-nginx-h2-off", "matrix-h2-many-streams-gunicorn-sync-2-nginx-h2-on", engine.CIFaultCell}, left,
+		"the TLS cells, HTTP/2's among them, and the fault cell")
 	return out
 }
 

@@ -107,6 +107,9 @@ type Run struct {
 	OOMKilled []string `json:"oom_killed,omitempty"`
 	// Stream is the event stream's delays, when the run read one.
 	Stream *Stream `json:"stream,omitempty"`
+	// Cut is what a fault that cuts the slow clients part-way did, and
+	// what it left (a condition with such a fault only).
+	Cut *Cut `json:"cut,omitempty"`
 	// Observed is the probe's summary of the run (nil without a probe).
 	Observed *Observed `json:"observed,omitempty"`
 	// Host is the CPU outside the lab during the run's window, as the
@@ -226,7 +229,11 @@ type Condition struct {
 	ReadRate  float64 `json:"read_rate_bytes_per_s"`
 	// Pacer is what paced the slow readers when not the lab's own
 	// reader: "toxiproxy", a hop on the path (engine.PacerToxiproxy).
-	Pacer      string `json:"pacer,omitempty"`
+	Pacer string `json:"pacer,omitempty"`
+	// Fault is the fault on the slow clients' path, if any: a Toxiproxy
+	// hop's (engine.Faults), and Cut what it did and what it left.
+	Fault      string `json:"fault,omitempty"`
+	Cut        *Cut   `json:"cut,omitempty"`
 	TCPProfile string `json:"tcp_profile"`
 	// RanOn, in a merged report, is the shard whose machine ran the
 	// condition.

@@ -238,6 +238,11 @@ type MatrixCell struct {
 	Condition string `json:"condition"`
 	SlowKind  string `json:"slow_kind,omitempty"`
 	Class     string `json:"class"`
+	// Fault names the fault on the cell's path (a fault column's), and
+	// Cut what a fault that cuts did and left, the worst of its sound
+	// runs: such a cell has no valid run, its clients cut on purpose.
+	Fault string `json:"fault,omitempty"`
+	Cut   *Cut   `json:"cut,omitempty"`
 	// RunsSound and RunsTotal count its runs; figures come from its valid
 	// runs (sound, nothing failed), counts from its sound runs.
 	RunsSound int `json:"runs_sound"`

@@ -16,6 +16,9 @@ type Observed struct {
 	// where there is no NGINX to sample).
 	TempfilePeakMiB float64 `json:"tempfile_peak_mib"`
 	TempfileSamples int     `json:"tempfile_samples"`
+	// TempFilesAtEnd is how many temp files NGINX held open at the
+	// window's last sample of them (nil with none).
+	TempFilesAtEnd *int `json:"temp_files_at_end,omitempty"`
 	// Proxied is true when a proxy (a front door) was in the path.
 	Proxied bool `json:"proxied"`
 	// Spills is true when the proxy in the path buffers to disk (its
@@ -100,6 +103,16 @@ type ResourceSummary struct {
 	// MaxFDs is the most descriptors the role's processes held open at
 	// once (the app's and the proxy's; 0 when unread).
 	MaxFDs int `json:"max_fds,omitempty"`
+	// FDsBefore is the most descriptors reaching a socket or a path
+	// (probe.FDSample.Held) the role's processes held in the samples
+	// before the load started (a server finishing its start may hold a
+	// file for a while), FDsAtEnd the fewest in the window's last
+	// engine.FDSettleSpan (a /fast request holds one for a few ms): one
+	// held at the end that was not before is a leak (Cut.FDsLeaked). Pipes and anonymous inodes (eventfd, epoll)
+	// are left out: an event loop makes some on first use. Nil when no
+	// sample fell there.
+	FDsBefore *int `json:"fds_before,omitempty"`
+	FDsAtEnd  *int `json:"fds_at_end,omitempty"`
 }
 
 // WorkerWaits is the share of samples a worker spent in each state.

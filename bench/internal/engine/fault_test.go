@@ -1,0 +1,88 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/load"
+	"wsgilab/bench/internal/podspec"
+)
+
+// A fault cell's pod has the fault's hops where the pod's addresses say,
+// and only its slow clients go through the client's hop.
+func TestFaultCells(t *testing.T) {
+	sync := matrixRows[podspec.GunicornSync(2).ID]
+	dl, ok := Cell(ResetMidDownload, sync, Direct, 2)
+	require.True(t, ok)
+	require.NoError(t, dl.Validate())
+	pod := dl.Pod("img")
+	require.NotNil(t, pod.Hops)
+	require.NotNil(t, pod.Hops.Client)
+	assert.Nil(t, pod.Hops.App)
+	assert.Equal(t, podspec.ClientHopListen, pod.Hops.Client.Listen)
+	assert.Equal(t, load.DefaultReceiveBuffer, pod.Hops.Client.UpstreamReceiveBuffer)
+	assert.Equal(t, ResetSendBuffer, pod.Hops.Client.DownstreamSendBuffer)
+	assert.Equal(t, int64(ResetCutBytes), pod.Hops.Client.Toxics[0].Attributes["bytes"])
+	s := dl.Load("http://127.0.0.1:8000", "x")
+	assert.Equal(t, "http://"+podspec.ClientHopListen+"/large?size=16777216", s.LargeURL)
+	assert.Equal(t, "http://127.0.0.1:8000/fast", s.FastURL, "/fast keeps to the entry point")
+	assert.False(t, s.PacedByPath, "the lab's reader paces")
+
+	up, ok := Cell(ResetMidUpload, sync, NginxOn, 2)
+	require.True(t, ok)
+	require.NoError(t, up.Validate())
+	s = up.Load("http://127.0.0.1:8080", "x")
+	assert.Equal(t, "http://"+podspec.ClientHopListen+"/upload", s.UploadURL)
+	assert.Equal(t, "upstream", up.Pod("img").Hops.Client.Toxics[0].Stream)
+
+	link, ok := Cell(SlowUpstream, sync, NginxOn, 2)
+	require.True(t, ok)
+	require.NoError(t, link.Validate())
+	pod = link.Pod("img")
+	require.NotNil(t, pod.Hops.App)
+	assert.Nil(t, pod.Hops.Client)
+	assert.Equal(t, podspec.AppHopListen, pod.Proxy.Upstream, "NGINX forwards to the app's hop")
+	assert.Equal(t, int64(8389), pod.Hops.App.Toxics[0].Attributes["rate"], "8 MiB/s in Toxiproxy's KB/s")
+	s = link.Load("http://127.0.0.1:8080", "x")
+	assert.Equal(t, "http://127.0.0.1:8080/large?size=16777216", s.LargeURL, "the readers reach the entry point")
+
+	// Not on the other rows, nor directly for a slow link.
+	_, ok = Cell(ResetMidDownload, matrixRows[podspec.Daphne().ID], Direct, 2)
+	assert.False(t, ok)
+	assert.NotContains(t, SlowUpstream.paths(), Direct)
+	assert.False(t, IsFaultColumn(SlowRead.ID))
+	assert.True(t, IsFaultColumn(SlowUpstream.ID))
+}
+
+// A malformed fault is refused before anything starts, naming the
+// setting, its value and what is accepted.
+func TestFaultRefused(t *testing.T) {
+	sync := matrixRows[podspec.GunicornSync(2).ID]
+	base, _ := Cell(ResetMidDownload, sync, Direct, 2)
+	for name, tc := range map[string]struct {
+		f    func(c *Condition)
+		want string
+	}{
+		"unknown":     {func(c *Condition) { c.Fault = "netem" }, `Fault "netem": want empty (no fault) or one of reset-mid-download, reset-mid-upload, slow-upstream`},
+		"with-pacer":  {func(c *Condition) { c.Pacer = PacerToxiproxy }, "Fault reset-mid-download with Pacer toxiproxy: want one hop's work at a time"},
+		"uploads":     {func(c *Condition) { c.SlowKind = load.KindUpload }, `Fault reset-mid-download with SlowKind "upload", 2 slow clients: want "read"`},
+		"held":        {func(c *Condition) { c.SlowKind = load.KindSilent }, `Fault reset-mid-download with SlowKind "silent"`},
+		"none":        {func(c *Condition) { c.Downloads = 0 }, "Fault reset-mid-download with SlowKind \"\", 0 slow clients"},
+		"small-body":  {func(c *Condition) { c.BodyBytes = 1 << 20 }, "Fault reset-mid-download cuts at 4194304 bytes, BodyBytes 1048576: want a body larger than the cut"},
+		"hang":        {func(c *Condition) { c.HangS = 5 }, "Fault reset-mid-download with HangS 5: want a download the app answers at once"},
+		"link-direct": {func(c *Condition) { c.Fault = SlowLink.ID }, "Fault slow-upstream puts a hop between the front door and the app, on path direct with none: want a front door's path"},
+		"tls":         {func(c *Condition) { c.Path = DirectTLS }, "Fault reset-mid-download on path direct-tls, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path"},
+		"file-body": {func(c *Condition) {
+			c.Server.Env = []string{"LAB_LARGE_BODY=file"}
+		}, "Fault reset-mid-download with server gunicorn-sync-2, whose /large is a file (LAB_LARGE_BODY=file): want a generator's body"},
+		"team-app": {func(c *Condition) {
+			c.Target = &Target{FastPath: "/", LargePath: "/big", LargeBytes: 16 << 20}
+		}, "Fault reset-mid-download with a team's app (Target): want the lab app"},
+	} {
+		c := base
+		tc.f(&c)
+		assert.ErrorContains(t, c.Validate(), "engine: condition "+c.ID+": "+tc.want, name)
+	}
+}

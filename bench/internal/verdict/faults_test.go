@@ -1,0 +1,148 @@
+package verdict
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"wsgilab/bench/internal/report"
+)
+
+// cutCell is a sound reset cell as measured (reports/measurements.md):
+// both clients cut at 4 MiB less their header, the app's records as
+// records says, /fast after the cut served at once, nothing left.
+func cutCell(id, records string, proxied bool) report.Condition {
+	freed := -0.01
+	cut := &report.Cut{CutBytes: 4 << 20, Clients: 2, AtCut: 2, BytesMin: 4194141, BytesMax: 4194145, CutAtS: 2.03,
+		Records: 2, Incomplete: 2, FreedAfterCutS: &freed, FastAfter: 55, FastAfterOK: 55, FastAfterP95Ms: 1.9,
+		FDsLeaked: map[string]int{"app": 0}}
+	switch records {
+	case CutTakenWhole:
+		cut.Incomplete, cut.Complete = 0, 2
+		freed = -1.96
+	case CutKeptFromApp:
+		cut.Records, cut.Incomplete, cut.Missing, cut.FreedAfterCutS = 0, 0, 2, nil
+	}
+	if proxied {
+		none := 0
+		cut.FDsLeaked["proxy"], cut.TempFilesLeft = 0, &none
+	}
+	return report.Condition{ID: id, RunsTotal: 3, RunsSound: 3, Fault: "reset-mid-download", Cut: cut}
+}
+
+func TestCutVerdicts(t *testing.T) {
+	cases := []struct {
+		col, path, records string
+		proxied            bool
+		ids                []string
+	}{
+		{"reset-mid-download", "direct", CutSeen, false, []string{"cut", "seen", "freed", "next-served", "next-not-held", "no-fd-leak"}},
+		{"reset-mid-download", "nginx-off", CutSeen, true, []string{"cut", "seen", "freed", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak", "no-temp-left"}},
+		{"reset-mid-download", "nginx-on", CutTakenWhole, true, []string{"cut", "taken-whole", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak", "no-temp-left"}},
+		{"reset-mid-upload", "direct", CutSeen, false, []string{"cut", "seen", "freed", "next-served", "next-not-held", "no-fd-leak"}},
+		{"reset-mid-upload", "nginx-on", CutKeptFromApp, true, []string{"cut", "kept-from-app", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak"}},
+		{"reset-mid-upload", "nginx-on-reqbuf-off", CutSeen, true, []string{"cut", "seen", "freed", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak"}},
+	}
+	// contrary breaks one figure, which fails the verdict of that suffix.
+	contrary := map[string]func(c *report.Cut){
+		"cut":              func(c *report.Cut) { c.AtCut = 1 },
+		"seen":             func(c *report.Cut) { c.Incomplete, c.Complete = 1, 1 },
+		"freed":            func(c *report.Cut) { v := 5.9; c.FreedAfterCutS = &v },
+		"taken-whole":      func(c *report.Cut) { c.Complete, c.Incomplete = 1, 1 },
+		"kept-from-app":    func(c *report.Cut) { c.Records, c.Missing = 1, 1 },
+		"next-served":      func(c *report.Cut) { c.FastAfterOK = 54 },
+		"next-not-held":    func(c *report.Cut) { c.FastAfterP95Ms = 1200 },
+		"no-fd-leak":       func(c *report.Cut) { c.FDsLeaked["app"] = 2 },
+		"no-proxy-fd-leak": func(c *report.Cut) { c.FDsLeaked["proxy"] = 1 },
+		"no-temp-left":     func(c *report.Cut) { n := 1; c.TempFilesLeft = &n },
+	}
+	for _, tc := range cases {
+		row := "gunicorn-sync-2"
+		id := "matrix-" + tc.col + "-" + row + "-" + tc.path
+		vs := CutVerdicts(tc.col, row, tc.path, id, tc.proxied)
+		var got []string
+		for _, v := range vs {
+			got = append(got, strings.TrimPrefix(v.ID, strings.TrimPrefix(id, "matrix-")+"-"))
+		}
+		require.Equal(t, tc.ids, got, id)
+		good := Data{Conditions: map[string]report.Condition{id: cutCell(id, tc.records, tc.proxied)}}
+		for _, c := range Evaluate(vs, good) {
+			assert.Equal(t, report.StatusHolds, c.Status, "%s on the measured figures: %+v", c.ID, c)
+		}
+		for i, suffix := range got {
+			bad := cutCell(id, tc.records, tc.proxied)
+			contrary[suffix](bad.Cut)
+			for j, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: bad}}) {
+				want := report.StatusHolds
+				if j == i {
+					want = report.StatusFails
+				}
+				assert.Equal(t, want, c.Status, "%s, %s broken: %+v", c.ID, suffix, c)
+			}
+		}
+		// Missing data is missing, never holds: no record of the cut, no sound run.
+		for name, broken := range map[string]report.Condition{
+			"no cut":       {ID: id, RunsTotal: 3, RunsSound: 3},
+			"no sound run": {ID: id, RunsTotal: 3, Cut: cutCell(id, tc.records, tc.proxied).Cut},
+		} {
+			for _, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: broken}}) {
+				assert.Equal(t, report.StatusMissing, c.Status, "%s with %s: %+v", c.ID, name, c)
+			}
+		}
+	}
+}
+
+// Every cut column's cell has a rule, and the rules say what the lab
+// measured: NGINX buffering on takes a download whole, request
+// buffering keeps a cut upload from the app, and everywhere else the
+// app sees the cut.
+func TestCutRules(t *testing.T) {
+	for _, tc := range []struct{ col, path, want string }{
+		{"reset-mid-download", "direct", CutSeen}, {"reset-mid-download", "nginx-off", CutSeen}, {"reset-mid-download", "nginx-on", CutTakenWhole},
+		{"reset-mid-upload", "direct", CutSeen}, {"reset-mid-upload", "nginx-on", CutKeptFromApp}, {"reset-mid-upload", "nginx-on-reqbuf-off", CutSeen},
+	} {
+		r, ok := CutRuleFor(tc.col, tc.path)
+		require.True(t, ok, tc.col+" "+tc.path)
+		assert.Equal(t, tc.want, r.Records, tc.col+" "+tc.path)
+	}
+	_, ok := CutRuleFor("slow-read", "direct")
+	assert.False(t, ok)
+}
+
+// A slow link's verdicts: the write takes the link's time behind
+// buffering on, and /fast is on the side of LinkHeldMs its rule says;
+// each fails on the contrary figure.
+func TestLinkVerdicts(t *testing.T) {
+	cell := func(id string, p95, write float64) report.Condition {
+		return report.Condition{ID: id, RunsTotal: 3, RunsSound: 3, RunsValid: 3, DownloadsComplete: 6, P95Ms: p95, WriteS: write}
+	}
+	for _, tc := range []struct {
+		row, path        string
+		p95, write       float64
+		ids              []string
+		badP95, badWrite float64
+	}{
+		{"gunicorn-sync-2", "nginx-on", 980, 1.58, []string{"write-link", "held"}, 6, 6.6},
+		{"uvicorn-2", "nginx-on", 4.0, 1.50, []string{"write-link", "not-held"}, 900, 0.3},
+		{"gunicorn-sync-2", "nginx-off", 2100, 2.8, []string{"held"}, 6, 0},
+		{"gunicorn-gevent-2", "nginx-off", 4.5, 2.9, []string{"not-held"}, 3700, 0},
+	} {
+		id := "matrix-slow-upstream-" + tc.row + "-" + tc.path
+		vs := LinkVerdicts(tc.row, tc.path, id, 2, 8)
+		var got []string
+		for _, v := range vs {
+			got = append(got, strings.TrimPrefix(v.ID, strings.TrimPrefix(id, "matrix-")+"-"))
+		}
+		require.Equal(t, tc.ids, got, id)
+		for _, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: cell(id, tc.p95, tc.write)}}) {
+			assert.Equal(t, report.StatusHolds, c.Status, "%+v", c)
+		}
+		last := vs[len(vs)-1:]
+		assert.Equal(t, report.StatusFails, Evaluate(last, Data{Conditions: map[string]report.Condition{id: cell(id, tc.badP95, tc.write)}})[0].Status, "%s with p95 %g", id, tc.badP95)
+		if len(vs) > 1 {
+			assert.Equal(t, report.StatusFails, Evaluate(vs[:1], Data{Conditions: map[string]report.Condition{id: cell(id, tc.p95, tc.badWrite)}})[0].Status, "%s with write %g", id, tc.badWrite)
+		}
+	}
+}
