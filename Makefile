@@ -105,7 +105,7 @@ test:
 
 ## repro: the full reproduction (article B at the article's -n; every
 ## article A cell under both TCP profiles; the whole size x rate sweep under
-## both; the resilience matrix, all five columns, with every row's
+## both; the resilience matrix, every column (the fault columns too), with every row's
 ## capacity, and the streaming table; 3 runs per cell); progress on stderr (LAB_QUIET=1 silences it);
 ## report.html and its screenshot report.png.
 ## An interrupted repro resumes: the runs its journal holds are kept and only
