@@ -70,10 +70,7 @@ func (f *files) tempFiles(procRoot string, pids []int, tempDir string) (TempFile
 	dir := filepath.Clean(tempDir)
 	type fileID struct{ dev, ino uint64 }
 	seen := map[fileID]bool{}
-	buf := make([]byte, unix.PathMax)
-	if f != nil {
-		buf = f.buf // the sampler's collector is off: no buffer a tick
-	}
+	buf := f.linkBuf()
 	for _, pid := range pids {
 		fdDir := filepath.Join(procRoot, strconv.Itoa(pid), "fd")
 		d, names, done, err := f.list(fdDir)
