@@ -29,7 +29,7 @@ func TestObserveFDsSettle(t *testing.T) {
 		d time.Duration
 		n int
 	}{
-		{-30 * time.Millisecond, 25}, {-10 * time.Millisecond, 26}, // before: a worker still starting opens a file for good
+		{-30 * time.Millisecond, 27}, {-10 * time.Millisecond, 25}, // before: not read, the sampler's quiet count is
 		{100 * time.Millisecond, 28}, {4 * time.Second, 30}, // the load
 		{8100 * time.Millisecond, 29}, {8500 * time.Millisecond, 27}, {8900 * time.Millisecond, 28}, // the last second: a leak of 1, a /fast in flight twice
 	} {
@@ -38,9 +38,14 @@ func TestObserveFDsSettle(t *testing.T) {
 	}
 	o := Observe(s, res, nil)
 	app := o.Resources["app"]
-	require.NotNil(t, app.FDsBefore)
+	assert.Nil(t, app.FDsBefore, "no quiet count, none before")
 	require.NotNil(t, app.FDsAtEnd)
+	s.QuietFDs = map[string]int{"app": 26, "proxy": 40} // no proxy sampled: not reported
+	o = Observe(s, res, nil)
+	app = o.Resources["app"]
+	require.NotNil(t, app.FDsBefore)
 	assert.Equal(t, 26, *app.FDsBefore)
+	assert.NotContains(t, o.Resources, "proxy")
 	assert.Equal(t, 27, *app.FDsAtEnd)
 	assert.Equal(t, 32, app.MaxFDs, "the peak is the window's alone, every descriptor")
 }

@@ -24,23 +24,18 @@ type WriteEnd struct {
 // FDSettleSpan is the span at the window's end over which a role's
 // descriptors are counted at their fewest (report.ResourceSummary.FDsAtEnd):
 // a /fast request every 125 ms holds a descriptor for a few ms, a leaked
-// one holds it throughout. Before the load they are counted at their
-// most (FDsBefore): a server whose second worker is still importing
-// its modules holds a file for a while, 14 or 15 in Uvicorn's samples,
-// and then 15 for good (reports/measurements.md, stop 68).
-const FDSettleSpan = time.Second
+// one holds it throughout. FDQuietSpan is how long they must stay the
+// same before a cutting fault's load starts (probe.SamplerSpec.QuietFor),
+// the count FDsBefore holds: a process listing's period, so a worker
+// still starting is seen.
+const (
+	FDSettleSpan = time.Second
+	FDQuietSpan  = time.Second
+)
 
 // fewest is the lesser of *p and n, n when p is nil.
 func fewest(p *int, n int) *int {
 	if p != nil && *p <= n {
-		return p
-	}
-	return &n
-}
-
-// most is the greater of *p and n, n when p is nil.
-func most(p *int, n int) *int {
-	if p != nil && *p >= n {
 		return p
 	}
 	return &n
@@ -98,14 +93,17 @@ func Observe(s probe.Series, res load.Result, ends []WriteEnd) report.Observed {
 		// A leak holds a socket or a path; an event loop's own pipes and
 		// eventfds, some made on first use, are left out. A sample the
 		// sampler did not sort (probe.FDSample.Classified) counts none.
-		switch {
-		case !f.Classified():
-		case f.UnixNano < from:
-			r.FDsBefore = most(r.FDsBefore, f.Held())
-		case in(f.UnixNano) && f.UnixNano >= to-int64(FDSettleSpan):
+		// The count before the load is the sampler's own, once quiet.
+		if f.Classified() && in(f.UnixNano) && f.UnixNano >= to-int64(FDSettleSpan) {
 			r.FDsAtEnd = fewest(r.FDsAtEnd, f.Held())
 		}
 		o.Resources[f.Role] = r
+	}
+	for role, n := range s.QuietFDs {
+		if r, ok := o.Resources[role]; ok {
+			r.FDsBefore = &n
+			o.Resources[role] = r
+		}
 	}
 
 	workers := map[int]*report.WorkerWaits{}

@@ -111,7 +111,11 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	rec.PodOpened = pod.Opened
 	mark := time.Now()
 	rec.Phases.PodS = mark.Sub(rec.Started).Seconds()
-	sampling, err := pod.BeginSampler(probe.DefaultInterval)
+	var opts []stack.SamplerOption
+	if f, ok := engine.FaultByID(c.Fault); ok && f.Cut() { // its leak check's count before the load
+		opts = append(opts, stack.WithQuietFDs(engine.FDQuietSpan))
+	}
+	sampling, err := pod.BeginSampler(probe.DefaultInterval, opts...)
 	if err != nil {
 		return rec, err
 	}

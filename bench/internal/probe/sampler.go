@@ -85,6 +85,13 @@ type SamplerSpec struct {
 	// until it ends: a load given it as load.Spec.After starts then. The
 	// sampler accepts nothing; a connection that completes is the signal.
 	ReadyAddr string `json:"ready_addr,omitempty"`
+	// QuietFor, when set, holds ReadyAddr back until the app's and the
+	// proxy's descriptors reaching a socket or a path (FDSample.Held) have
+	// stayed the same for QuietFor, at most MaxQuietWait after the first
+	// sample; Series.QuietFDs then holds them. At least a process
+	// listing's period (Interval times RefreshEvery), so a worker that
+	// starts late is counted. 0: ready after the first sample.
+	QuietFor time.Duration `json:"quiet_for_ns,omitempty"`
 	// StopFile ends sampling once it exists; MaxDuration bounds it anyway.
 	StopFile     string        `json:"stop_file"`
 	MaxDuration  time.Duration `json:"max_duration_ns"`
@@ -197,6 +204,11 @@ type Series struct {
 	// FDs are the app's and the proxy's open descriptors, read with the
 	// socket table (every tick, or every few past SocketsPerTick).
 	FDs []FDSample `json:"fds,omitempty"`
+	// QuietFDs are the held descriptors of each of the app and the proxy
+	// once they had stayed the same for Spec.QuietFor before the sampler
+	// said it was ready; nil when QuietFor is 0 or the wait ran out
+	// (Errors says so).
+	QuietFDs map[string]int `json:"quiet_fds,omitempty"`
 	// Limits are each role's CFS period and quota and memory limit, read
 	// from its own cgroup mount at the first tick that saw the role: what
 	// the run got, not what it asked for.
@@ -238,6 +250,10 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	if spec.SocketSource == "" {
 		spec.SocketSource = SourceNetlink
 	}
+	if spec.QuietFor != 0 && (spec.QuietFor < spec.Interval*time.Duration(spec.RefreshEvery) || spec.QuietFor > MaxQuietWait/2) {
+		return Series{}, fmt.Errorf("probe: SamplerSpec.QuietFor %v: want 0 or from a process listing's period (%v) to half of MaxQuietWait (%v)",
+			spec.QuietFor, spec.Interval*time.Duration(spec.RefreshEvery), MaxQuietWait/2)
+	}
 	if spec.SocketSource != SourceNetlink && spec.SocketSource != SourceProc {
 		return Series{}, fmt.Errorf("probe: SamplerSpec.SocketSource %q: want %q or %q", spec.SocketSource, SourceNetlink, SourceProc)
 	}
@@ -268,6 +284,11 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	ticker := time.NewTicker(spec.Interval)
 	defer ticker.Stop()
 	tableSize := 0
+	announced := false
+	var quiet *quietWatch // nil once done with
+	if spec.QuietFor > 0 {
+		quiet = newQuietWatch(spec)
+	}
 	for tick := 0; ; tick++ {
 		if tick%spec.RefreshEvery == 0 {
 			procs, err := rolesOf(spec)
@@ -278,6 +299,7 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 			fr.forget()
 		}
 		t0 := time.Now()
+		fds := len(s.FDs)
 		// A table of thousands of sockets is read every few ticks: a
 		// dump costs about 1.2 us a socket here (20,000: 25 ms of a 50 ms
 		// tick), and held connections queue nothing worth the cost.
@@ -290,12 +312,23 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 		}
 		fr.sweep()
 		durations = append(durations, time.Since(t0))
-		if tick == 0 && spec.ReadyAddr != "" {
-			ready, err := net.Listen("unix", spec.ReadyAddr)
-			if err != nil {
-				return s, fmt.Errorf("probe: ReadyAddr: %w", err)
+		if !announced && spec.ReadyAddr != "" {
+			if quiet != nil {
+				if counts := quiet.observe(s.FDs[fds:], t0.UnixNano()); counts != nil {
+					s.QuietFDs, quiet = counts, nil
+				} else if time.Since(start) > MaxQuietWait {
+					note(fmt.Errorf("probe: descriptors not the same for %v within %v of the first sample (last: %v)", spec.QuietFor, MaxQuietWait, quiet))
+					quiet = nil
+				}
 			}
-			defer ready.Close()
+			if quiet == nil {
+				ready, err := net.Listen("unix", spec.ReadyAddr)
+				if err != nil {
+					return s, fmt.Errorf("probe: ReadyAddr: %w", err)
+				}
+				defer ready.Close()
+				announced = true
+			}
 		}
 		if _, err := os.Stat(spec.StopFile); err == nil || time.Since(start) > spec.MaxDuration {
 			break

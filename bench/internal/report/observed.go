@@ -103,14 +103,14 @@ type ResourceSummary struct {
 	// MaxFDs is the most descriptors the role's processes held open at
 	// once (the app's and the proxy's; 0 when unread).
 	MaxFDs int `json:"max_fds,omitempty"`
-	// FDsBefore is the most descriptors reaching a socket or a path
-	// (probe.FDSample.Held) the role's processes held in the samples
-	// before the load started (a server finishing its start may hold a
-	// file for a while), FDsAtEnd the fewest in the window's last
-	// engine.FDSettleSpan (a /fast request holds one for a few ms): one
-	// held at the end that was not before is a leak (Cut.FDsLeaked). Pipes and anonymous inodes (eventfd, epoll)
-	// are left out: an event loop makes some on first use. Nil when no
-	// sample fell there.
+	// FDsBefore is the descriptors reaching a socket or a path
+	// (probe.FDSample.Held) the role's processes held once the count had
+	// stayed the same for engine.FDQuietSpan before a cutting fault's
+	// load (probe.Series.QuietFDs), FDsAtEnd the fewest in the window's
+	// last engine.FDSettleSpan (a /fast request holds one for a few ms):
+	// one held at the end that was not before is a leak (Cut.FDsLeaked).
+	// Pipes and anonymous inodes (eventfd, epoll) are left out: an event
+	// loop makes some on first use. Nil when not counted.
 	FDsBefore *int `json:"fds_before,omitempty"`
 	FDsAtEnd  *int `json:"fds_at_end,omitempty"`
 }

@@ -28,12 +28,22 @@ type samplerOutcome struct {
 	err    error
 }
 
+// SamplerOption changes a sampler's spec.
+type SamplerOption func(*probe.SamplerSpec)
+
+// WithQuietFDs holds the sampler's ready signal, and so the load, until
+// the app's and the proxy's descriptors have stayed the same for d
+// (probe.SamplerSpec.QuietFor).
+func WithQuietFDs(d time.Duration) SamplerOption {
+	return func(s *probe.SamplerSpec) { s.QuietFor = d }
+}
+
 // BeginSampler starts sampling every interval and returns at once. The
 // sampler listens on run.ReadyAddr once it has taken its first sample: a
 // load given that address (load.Spec.After) starts then, so the
 // sampler's start and the load's exec overlap instead of following each
 // other (0.14 s a run here).
-func (p *Pod) BeginSampler(interval time.Duration) (*SamplerRun, error) {
+func (p *Pod) BeginSampler(interval time.Duration, opts ...SamplerOption) (*SamplerRun, error) {
 	if p.Sampler == nil {
 		return nil, fmt.Errorf("stack: the pod has no sampler container; start it with WithSampler(true)")
 	}
@@ -43,6 +53,9 @@ func (p *Pod) BeginSampler(interval time.Duration) (*SamplerRun, error) {
 	stop := fmt.Sprintf("/tmp/sampler-%d-stop", p.samplerRuns)
 	spec := podrun.SamplerSpec(p.Config, interval, stop, fmt.Sprintf("@wsgilab-sampler-%d", p.samplerRuns))
 	spec.Containers[podspec.RoleApp], spec.Containers[podspec.RoleClient] = p.App.Container.ID, p.Client.Container.ID
+	for _, o := range opts {
+		o(&spec)
+	}
 	if p.Proxy != nil {
 		spec.Containers[podspec.RoleProxy] = p.Proxy.Container.ID
 	}
