@@ -210,7 +210,8 @@ type Condition struct {
 	// the entry point (pacer.go).
 	Pacer string
 	// Fault, when set, names a fault on the slow clients' path (Faults):
-	// they go through a Toxiproxy hop that carries it, /fast does not.
+	// they go through a Toxiproxy hop that carries it, /fast only when
+	// the fault says so (Fault.Fast).
 	Fault string
 	// HangS, when above 0, sends the downloads to the app's /hang?s=,
 	// whose handler sleeps that long in Python before it answers
@@ -538,9 +539,14 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 			// entry point, as in the lab-paced cell.
 			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), true
 		}
-		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // the downloads alone go through the fault's client hop, paced by the reader
-			s.LargeURL = podspec.ThroughClientHop(s.LargeURL)
+		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // through the fault's client hop, paced by the reader unless the hop paces
+			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), f.Paces
 		}
+	}
+	if f, ok := FaultByID(c.Fault); ok && f.Fast { // /fast too, and its baseline with no slow client
+		// With no raw exchange after the load: through the hop it would
+		// time the hop's delay, 72 times over.
+		s.FastURL, s.BaselineRequests = podspec.ThroughClientHop(s.FastURL), 0
 	}
 	if c.h2() {
 		s.H2Streams = c.H2Streams

@@ -2,8 +2,10 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
@@ -29,6 +31,18 @@ type Fault struct {
 	// door and the server, which everything the front door forwards goes
 	// through. Their Listen and Upstream are the pod's (podspec.WithHops).
 	Client, App *toxic.Hop
+	// Paces, when set, paces the slow readers' downloads on the client
+	// hop, by a bandwidth toxic at the condition's ReadRate ahead of
+	// Client's own toxics, and the reader takes what comes
+	// (load.Spec.PacedByPath): a toxic that delays what it relays holds
+	// a queue of 1,024 reads, megabytes the hop would read ahead of a
+	// reader that paced itself; behind the pace it holds what arrives
+	// within its delay.
+	Paces bool
+	// Fast, when set, sends /fast through the client hop too, and the
+	// fault's cells have a twin with no slow client (IdleColumn), /fast's
+	// own baseline on that hop.
+	Fast bool
 	// CutBytes, when above 0, is where the hop ends each slow client's
 	// connection: the bytes its limit_data toxic relays on the slow
 	// client's stream (a download's response, an upload's request),
@@ -45,14 +59,23 @@ func (f Fault) Cut() bool { return f.CutBytes > 0 }
 // recover.
 const ResetCutBytes = 4 << 20
 
-// ResetSendBuffer is SO_SNDBUF on the hop's socket to a reader that is
-// cut (toxic.Hop.DownstreamSendBuffer): limit_data counts a byte as
-// relayed once that buffer takes it, and with the kernel's autotuned
-// default the hop cut the app off while the reader had 8 to 28 KiB of a
-// 1 MiB limit; with 16 KiB, at 988 to 1,004 KiB (hop's
-// TestDownstreamSendBufferCutsWhereTheClientStops, 20 runs). So the app
-// is cut where the reader stops, not seconds earlier.
-const ResetSendBuffer = 16 << 10
+// ReaderSendBuffer is SO_SNDBUF on the hop's socket to a slow reader
+// (toxic.Hop.DownstreamSendBuffer): with the kernel's autotuned default
+// the hop queued about a megabyte the reader had not taken, and so read
+// the server faster than the reader does. A cut shows it: limit_data
+// counts a byte as relayed once that buffer takes it, and the hop cut
+// the app off while the reader had 8 to 28 KiB of a 1 MiB limit; with
+// 16 KiB, at 988 to 1,004 KiB (hop's
+// TestDownstreamSendBufferCutsWhereTheClientStops, 20 runs). So the
+// server sees the reader it sees in the slow-read cell.
+const ReaderSendBuffer = 16 << 10
+
+// readerHop is a client hop for article A's slow readers carrying
+// toxics: it reads the entry point through the lab reader's own 8 KiB
+// receive buffer and queues at most ReaderSendBuffer for the reader.
+func readerHop(toxics ...toxic.Toxic) *toxic.Hop {
+	return &toxic.Hop{UpstreamReceiveBuffer: load.DefaultReceiveBuffer, DownstreamSendBuffer: ReaderSendBuffer, Toxics: toxics}
+}
 
 // The faults.
 var (
@@ -62,15 +85,37 @@ var (
 	// point through the lab reader's own 8 KiB receive buffer, so the
 	// server sees the reader it sees in the slow-read cell.
 	ResetDownload = Fault{ID: "reset-mid-download", Kind: load.KindRead, CutBytes: ResetCutBytes,
-		Text: "slow readers (16 MiB read at 2 MiB/s through an 8 KiB receive buffer) whose connection Toxiproxy's limit_data ends after 4 MiB, both sides closed",
-		Client: &toxic.Hop{UpstreamReceiveBuffer: load.DefaultReceiveBuffer, DownstreamSendBuffer: ResetSendBuffer,
-			Toxics: []toxic.Toxic{{Name: "cut", Type: "limit_data", Stream: toxic.Downstream, Attributes: map[string]int64{"bytes": ResetCutBytes}}}}}
+		Text:   "slow readers (16 MiB read at 2 MiB/s through an 8 KiB receive buffer) whose connection Toxiproxy's limit_data ends after 4 MiB, both sides closed",
+		Client: readerHop(toxic.Toxic{Name: "cut", Type: "limit_data", Stream: toxic.Downstream, Attributes: map[string]int64{"bytes": ResetCutBytes}})}
 	// ResetUpload cuts each slow upload after ResetCutBytes of its
 	// request: the server reads 4 MiB of a 16 MiB body and then the end
 	// of the connection.
 	ResetUpload = Fault{ID: "reset-mid-upload", Kind: load.KindUpload, CutBytes: ResetCutBytes,
 		Text:   "slow uploads (16 MiB POST bodies sent at 2 MiB/s through an 8 KiB send buffer) whose connection Toxiproxy's limit_data ends after 4 MiB, both sides closed",
 		Client: &toxic.Hop{Toxics: []toxic.Toxic{{Name: "cut", Type: "limit_data", Stream: toxic.Upstream, Attributes: map[string]int64{"bytes": ResetCutBytes}}}}}
+	// SlicedRead hands each slow reader its response in slices
+	// (SliceBytes on average, give or take SliceVariation), each its own
+	// write, so its own segments: what a lossy mobile link's segments
+	// look like to a client. The server writes to the hop as it would to
+	// the reader.
+	SlicedRead = Fault{ID: "sliced-read", Kind: load.KindRead,
+		Text: "slow readers (16 MiB read at 2 MiB/s through an 8 KiB receive buffer) whose responses Toxiproxy's slicer hands over in segments of 512 to 1,536 bytes",
+		Client: readerHop(toxic.Toxic{Name: "slices", Type: "slicer", Stream: toxic.Downstream,
+			Attributes: map[string]int64{"average_size": SliceBytes, "size_variation": SliceVariation, "delay": 0}})}
+	// SlowClose holds back each end of a slow reader's connection for
+	// SlowCloseDelay: the reader learns of the server's close, and the
+	// server of the reader's, 2 s late, as behind a middlebox that keeps a
+	// half-closed connection open.
+	SlowClose = Fault{ID: "slow-close", Kind: load.KindRead,
+		Text: "slow readers (16 MiB read at 2 MiB/s through an 8 KiB receive buffer) whose connection's close Toxiproxy's slow_close holds back 2 s each way",
+		Client: readerHop(
+			toxic.Toxic{Name: "close-down", Type: "slow_close", Stream: toxic.Downstream, Attributes: map[string]int64{"delay": SlowCloseDelay.Milliseconds()}},
+			toxic.Toxic{Name: "close-up", Type: "slow_close", Stream: toxic.Upstream, Attributes: map[string]int64{"delay": SlowCloseDelay.Milliseconds()}})}
+	// Latency50 and Latency150 delay every byte each way on the client
+	// hop, /fast's included: a round trip of 100 or 300 ms, give or take
+	// a fifth each way, as mobile clients add.
+	Latency50  = latencyFault(50*time.Millisecond, 10*time.Millisecond)
+	Latency150 = latencyFault(150*time.Millisecond, 30*time.Millisecond)
 	// SlowLink puts a slower link between the front door and the app:
 	// Toxiproxy's bandwidth toxic relays each response at SlowLinkRate
 	// (8 MiB/s) to the front door, through sockets of SlowLinkBuffer.
@@ -97,8 +142,50 @@ const SlowLinkRate = 8 << 20
 // send buffer and NGINX's receive buffer are left as they are.
 const SlowLinkBuffer = 64 << 10
 
+// latencyFault delays every byte l (uniform within jitter either side)
+// each way on the client hop: Toxiproxy's latency toxic on both
+// streams, behind the hop's pace downstream (Fault.Paces).
+func latencyFault(l, jitter time.Duration) Fault {
+	delay := func(name, stream string) toxic.Toxic {
+		return toxic.Toxic{Name: name, Type: "latency", Stream: stream,
+			Attributes: map[string]int64{"latency": l.Milliseconds(), "jitter": jitter.Milliseconds()}}
+	}
+	return Fault{ID: fmt.Sprintf("latency-%dms", l.Milliseconds()), Kind: load.KindRead, Paces: true, Fast: true,
+		Text: fmt.Sprintf("slow readers (16 MiB at 2 MiB/s, paced by the hop, through an 8 KiB socket) and /fast through a hop that delays every byte %d ms, give or take %d, each way (Toxiproxy's latency toxic)",
+			l.Milliseconds(), jitter.Milliseconds()),
+		Client: readerHop(delay("delay-down", toxic.Downstream), delay("delay-up", toxic.Upstream))}
+}
+
+// Delay is a latency fault's delay each way and its jitter, 0 for
+// another fault.
+func (f Fault) Delay() (latency, jitter time.Duration) {
+	if f.Client == nil {
+		return 0, 0
+	}
+	for _, t := range f.Client.Toxics {
+		if t.Type == "latency" {
+			return time.Duration(t.Attributes["latency"]) * time.Millisecond, time.Duration(t.Attributes["jitter"]) * time.Millisecond
+		}
+	}
+	return 0, 0
+}
+
+// SlicedRead's slices: 512 to 1,536 bytes, with no delay between them.
+// A delay of 100 us took about 0.85 ms here (the hop's timers), and
+// held each reader to 1.2 MiB/s, not 2: sync's write took 11.6 s, not
+// 6.6 (3 runs, reports/measurements.md, stop 69).
+const (
+	SliceBytes     = 1024
+	SliceVariation = 512
+)
+
+// SlowCloseDelay is how long SlowClose holds back each end's close: 2 s,
+// Gunicorn's keepalive, so a gthread worker's connection would time out
+// in its poller before the close reached it.
+const SlowCloseDelay = 2 * time.Second
+
 // Faults are the faults a condition may name, by id.
-var Faults = []Fault{ResetDownload, ResetUpload, SlowLink}
+var Faults = []Fault{ResetDownload, ResetUpload, SlowLink, SlicedRead, SlowClose, Latency50, Latency150}
 
 // FaultByID is the fault named id.
 func FaultByID(id string) (Fault, bool) {
@@ -129,6 +216,7 @@ func (c Condition) validateFault() error {
 		return fmt.Errorf("engine: condition %s: Fault %q: want empty (no fault) or one of %s", c.ID, c.Fault, faultIDs())
 	case c.Pacer != "":
 		return fmt.Errorf("engine: condition %s: Fault %s with Pacer %s: want one hop's work at a time (the pacer cross-check, or a fault)", c.ID, c.Fault, c.Pacer)
+	case c.Downloads == 0 && f.Fast: // /fast's own baseline on the fault's hop (IdleColumn)
 	case c.Downloads == 0 || load.Holds(c.SlowKind) || (f.Kind == load.KindRead) != c.reads() || f.Kind == load.KindUpload && c.SlowKind != load.KindUpload:
 		return fmt.Errorf("engine: condition %s: Fault %s with SlowKind %q, %d slow clients: want %q, 1 or more, the clients it acts on", c.ID, c.Fault, c.SlowKind, c.Downloads, f.Kind)
 	case c.HangS > 0:
@@ -139,6 +227,10 @@ func (c Condition) validateFault() error {
 		return fmt.Errorf("engine: condition %s: Fault %s on path %s, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path, where the cut counts the body's own bytes", c.ID, c.Fault, c.Path.ID)
 	case f.Cut() && slices.Contains(c.Server.Env, "LAB_LARGE_BODY=file"):
 		return fmt.Errorf("engine: condition %s: Fault %s with server %s, whose /large is a file (LAB_LARGE_BODY=file): want a generator's body, whose record says where the cut came (a file's says only that the server closed it)", c.ID, c.Fault, c.Server.ID)
+	case f.Fast && (c.Path.TLS || c.Path.HTTP2):
+		return fmt.Errorf("engine: condition %s: Fault %s sends /fast through its hop, on path %s, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path", c.ID, c.Fault, c.Path.ID)
+	case f.Paces && math.Abs(toxiproxyRateError(c.ReadRate)) > MaxToxiproxyRateError:
+		return fmt.Errorf("engine: condition %s: Fault %s paces the downloads on its hop at ReadRate %g: want a rate within %g %% of whole KB/s, Toxiproxy's unit", c.ID, c.Fault, c.ReadRate, 100*MaxToxiproxyRateError)
 	case f.App != nil && c.Path.Proxy == nil:
 		return fmt.Errorf("engine: condition %s: Fault %s puts a hop between the front door and the app, on path %s with none: want a front door's path", c.ID, c.Fault, c.Path.ID)
 	case f.Cut() && c.Target != nil:
@@ -161,7 +253,11 @@ func (c Condition) faultHops() *podspec.Hops {
 		x.Toxics = slices.Clone(h.Toxics)
 		return &x
 	}
-	return &podspec.Hops{Client: clone(f.Client), App: clone(f.App)}
+	h := &podspec.Hops{Client: clone(f.Client), App: clone(f.App)}
+	if f.Paces { // ahead of the fault's own toxics downstream
+		h.Client.Toxics = append(c.pacingHop().Toxics, h.Client.Toxics...)
+	}
+	return h
 }
 
 // FaultRows are the rows the fault columns run, on article A's three
@@ -181,7 +277,8 @@ func faultColumn(f Fault, base Column) Column {
 		}}
 }
 
-// The fault columns: ResetMidDownload, ResetMidUpload and SlowUpstream.
+// The fault columns: ResetMidDownload, ResetMidUpload, SlowUpstream,
+// SlicedReads and SlowCloses.
 var (
 	ResetMidDownload = faultColumn(ResetDownload, SlowRead)
 	// ResetMidUpload runs where a body may reach the app as it is sent
@@ -199,8 +296,29 @@ var (
 		c.Paths = []Path{NginxOff, NginxOn}
 		return c
 	}()
-	FaultColumns = []Column{ResetMidDownload, ResetMidUpload, SlowUpstream}
+	// SlicedReads and SlowCloses: slow readers through a hop that
+	// slices their responses, or holds back their connections' close,
+	// on article A's paths.
+	SlicedReads = faultColumn(SlicedRead, SlowRead)
+	SlowCloses  = faultColumn(SlowClose, SlowRead)
+	// Latency50ms and Latency150ms: slow readers paced by the hop, and
+	// /fast, through the hop's delay; each beside its idle twin, /fast
+	// alone through the same hop (IdleColumn), which its verdicts read.
+	Latency50ms, Latency150ms = faultColumn(Latency50, SlowRead), faultColumn(Latency150, SlowRead)
+	FaultColumns              = []Column{ResetMidDownload, ResetMidUpload, SlowUpstream, SlicedReads, SlowCloses,
+		Latency50ms, IdleColumn(Latency50), Latency150ms, IdleColumn(Latency150)}
 )
+
+// IdleColumn is fault f's column with no slow client: /fast alone
+// through f's hop (Fault.Fast), the baseline its cells are judged
+// against. Its hop is the cell's, pace included.
+func IdleColumn(f Fault) Column {
+	return Column{ID: f.ID + "-idle", Text: "/fast alone through the hop of " + f.ID + ", no slow client", Paths: MatrixPaths,
+		Server: func(r Row) (podspec.Server, bool) { return r.Server, slices.Contains(FaultRows, r.ID) },
+		Apply: func(c *Condition, _ int) {
+			c.ReadRate, c.Fault = load.DefaultDownloadRate, f.ID
+		}}
+}
 
 // IsFaultColumn reports whether col is a fault column's id.
 func IsFaultColumn(col string) bool {

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -23,7 +24,7 @@ func TestFaultCells(t *testing.T) {
 	assert.Nil(t, pod.Hops.App)
 	assert.Equal(t, podspec.ClientHopListen, pod.Hops.Client.Listen)
 	assert.Equal(t, load.DefaultReceiveBuffer, pod.Hops.Client.UpstreamReceiveBuffer)
-	assert.Equal(t, ResetSendBuffer, pod.Hops.Client.DownstreamSendBuffer)
+	assert.Equal(t, ReaderSendBuffer, pod.Hops.Client.DownstreamSendBuffer)
 	assert.Equal(t, int64(ResetCutBytes), pod.Hops.Client.Toxics[0].Attributes["bytes"])
 	s := dl.Load("http://127.0.0.1:8000", "x")
 	assert.Equal(t, "http://"+podspec.ClientHopListen+"/large?size=16777216", s.LargeURL)
@@ -48,6 +49,60 @@ func TestFaultCells(t *testing.T) {
 	s = link.Load("http://127.0.0.1:8080", "x")
 	assert.Equal(t, "http://127.0.0.1:8080/large?size=16777216", s.LargeURL, "the readers reach the entry point")
 
+	// Slices and a slow close: the reader's own buffers on the hop, the
+	// toxics each way the fault says.
+	for _, col := range []Column{SlicedReads, SlowCloses} {
+		c, ok := Cell(col, sync, NginxOff, 2)
+		require.True(t, ok)
+		require.NoError(t, c.Validate())
+		h := c.Pod("img").Hops.Client
+		require.NotNil(t, h, col.ID)
+		assert.Equal(t, load.DefaultReceiveBuffer, h.UpstreamReceiveBuffer, col.ID)
+		assert.Equal(t, ReaderSendBuffer, h.DownstreamSendBuffer, col.ID)
+		s := c.Load("http://127.0.0.1:8080", "x")
+		assert.Equal(t, "http://"+podspec.ClientHopListen+"/large?size=16777216", s.LargeURL, col.ID)
+		assert.False(t, s.PacedByPath, "%s: the lab's reader paces", col.ID)
+	}
+	sliced, _ := Cell(SlicedReads, sync, Direct, 2)
+	assert.Equal(t, map[string]int64{"average_size": 1024, "size_variation": 512, "delay": 0}, sliced.Pod("img").Hops.Client.Toxics[0].Attributes)
+	closing, _ := Cell(SlowCloses, sync, Direct, 2)
+	ts := closing.Pod("img").Hops.Client.Toxics
+	require.Len(t, ts, 2)
+	assert.Equal(t, []string{"downstream", "upstream"}, []string{ts[0].Stream, ts[1].Stream})
+	assert.Equal(t, int64(2000), ts[1].Attributes["delay"])
+
+	// Latency: the hop paces the downloads ahead of its delay, and /fast
+	// goes through it, in the cell and in its idle twin alike.
+	lat, ok := Cell(Latency150ms, sync, Direct, 2)
+	require.True(t, ok)
+	require.NoError(t, lat.Validate())
+	idle, ok := Cell(IdleColumn(Latency150), sync, Direct, 0)
+	require.True(t, ok)
+	require.NoError(t, idle.Validate())
+	assert.Equal(t, "matrix-latency-150ms-idle-gunicorn-sync-2-direct", idle.ID)
+	for _, c := range []Condition{lat, idle} {
+		h := c.Pod("img").Hops.Client
+		var names []string
+		for _, t := range h.Toxics {
+			names = append(names, t.Name)
+		}
+		assert.Equal(t, []string{"pace", "delay-down", "delay-up"}, names, c.ID)
+		assert.Equal(t, int64(2097), h.Toxics[0].Attributes["rate"], c.ID)
+		assert.Equal(t, map[string]int64{"latency": 150, "jitter": 30}, h.Toxics[2].Attributes, c.ID)
+		s := c.Load("http://127.0.0.1:8000", "x")
+		assert.Equal(t, "http://"+podspec.ClientHopListen+"/fast", s.FastURL, c.ID)
+	}
+	s = lat.Load("http://127.0.0.1:8000", "x")
+	assert.Equal(t, "http://"+podspec.ClientHopListen+"/large?size=16777216", s.LargeURL)
+	assert.True(t, s.PacedByPath, "the hop paces, ahead of its delay")
+	is := idle.Load("http://127.0.0.1:8000", "x")
+	assert.Zero(t, is.Downloads)
+	assert.Zero(t, is.BaselineRequests, "no raw exchange: through the hop it would time the delay")
+	l, j := Latency50.Delay()
+	assert.Equal(t, []time.Duration{50 * time.Millisecond, 10 * time.Millisecond}, []time.Duration{l, j})
+	l, _ = SlowClose.Delay()
+	assert.Zero(t, l)
+
 	// Not on the other rows, nor directly for a slow link.
 	_, ok = Cell(ResetMidDownload, matrixRows[podspec.Daphne().ID], Direct, 2)
 	assert.False(t, ok)
@@ -65,7 +120,7 @@ func TestFaultRefused(t *testing.T) {
 		f    func(c *Condition)
 		want string
 	}{
-		"unknown":     {func(c *Condition) { c.Fault = "netem" }, `Fault "netem": want empty (no fault) or one of reset-mid-download, reset-mid-upload, slow-upstream`},
+		"unknown":     {func(c *Condition) { c.Fault = "netem" }, `Fault "netem": want empty (no fault) or one of reset-mid-download, reset-mid-upload, slow-upstream, sliced-read, slow-close, latency-50ms, latency-150ms`},
 		"with-pacer":  {func(c *Condition) { c.Pacer = PacerToxiproxy }, "Fault reset-mid-download with Pacer toxiproxy: want one hop's work at a time"},
 		"uploads":     {func(c *Condition) { c.SlowKind = load.KindUpload }, `Fault reset-mid-download with SlowKind "upload", 2 slow clients: want "read"`},
 		"held":        {func(c *Condition) { c.SlowKind = load.KindSilent }, `Fault reset-mid-download with SlowKind "silent"`},
@@ -74,6 +129,10 @@ func TestFaultRefused(t *testing.T) {
 		"hang":        {func(c *Condition) { c.HangS = 5 }, "Fault reset-mid-download with HangS 5: want a download the app answers at once"},
 		"link-direct": {func(c *Condition) { c.Fault = SlowLink.ID }, "Fault slow-upstream puts a hop between the front door and the app, on path direct with none: want a front door's path"},
 		"tls":         {func(c *Condition) { c.Path = DirectTLS }, "Fault reset-mid-download on path direct-tls, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path"},
+		"fast-tls": {func(c *Condition) { c.Fault, c.Path = Latency50.ID, DirectTLS },
+			"Fault latency-50ms sends /fast through its hop, on path direct-tls, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path"},
+		"pace-rate": {func(c *Condition) { c.Fault, c.ReadRate = Latency50.ID, 1500 },
+			"Fault latency-50ms paces the downloads on its hop at ReadRate 1500: want a rate within 0.1 % of whole KB/s"},
 		"file-body": {func(c *Condition) {
 			c.Server.Env = []string{"LAB_LARGE_BODY=file"}
 		}, "Fault reset-mid-download with server gunicorn-sync-2, whose /large is a file (LAB_LARGE_BODY=file): want a generator's body"},

@@ -736,14 +736,34 @@ func CIMatrixVerdicts() []verdict.Verdict {
 	return vs
 }
 
-// faultVerdicts are a fault column's cell c's verdicts: a cut's
-// (verdict.CutVerdicts), or a slow link's (verdict.LinkVerdicts).
+// faultVerdicts are a fault column's cell c's verdicts: a latency
+// cell's against its idle twin (verdict.LatencyVerdicts) and the idle
+// twin's delay (verdict.IdleDelayVerdict), a cut's
+// (verdict.CutVerdicts), a slow link's (verdict.LinkVerdicts), or the
+// class of its slow-read twin (verdict.UnfaultedVerdict).
 func faultVerdicts(c MatrixCell) []verdict.Verdict {
-	if c.Column != SlowUpstream.ID {
+	f, _ := FaultByID(c.Condition.Fault)
+	l, jitter := f.Delay()
+	switch {
+	case f.Fast && c.Column == IdleColumn(f).ID:
+		return []verdict.Verdict{verdict.IdleDelayVerdict(c.Column, c.Row, c.Path, c.Condition.ID, float64(l.Milliseconds()), float64(jitter.Milliseconds()))}
+	case f.Fast:
+		rule, ok := verdict.TwinRule(SlowRead.ID, c.Row, c.Path)
+		if !ok {
+			panic("engine: no verdict.SlowReadRules rule for " + c.Condition.ID)
+		}
+		return verdict.LatencyVerdicts(rule, c.Column, c.Row, c.Path, c.Condition.ID, MatrixID(IdleColumn(f), matrixRows[c.Row], c.Condition.Path), float64(jitter.Milliseconds()))
+	case f.Cut():
 		return verdict.CutVerdicts(c.Column, c.Row, c.Path, c.Condition.ID, c.Condition.Path.Proxy != nil)
+	case c.Column == SlowUpstream.ID:
+		b := float64(c.Condition.BodyBytes)
+		return verdict.LinkVerdicts(c.Row, c.Path, c.Condition.ID, b/SlowLinkRate, b/c.Condition.ReadRate)
 	}
-	b := float64(c.Condition.BodyBytes)
-	return verdict.LinkVerdicts(c.Row, c.Path, c.Condition.ID, b/SlowLinkRate, b/c.Condition.ReadRate)
+	rule, ok := verdict.TwinRule(SlowRead.ID, c.Row, c.Path)
+	if !ok {
+		panic("engine: no verdict.SlowReadRules rule for " + c.Condition.ID)
+	}
+	return []verdict.Verdict{verdict.UnfaultedVerdict(rule, c.Column, c.Row, c.Path, c.Condition.ID)}
 }
 
 // CIFaultCell is the fault cell make test runs: sync's two workers,

@@ -288,3 +288,94 @@ func LinkVerdicts(row, path, id string, linkS, readerS float64) []Verdict {
 	}
 	return vs
 }
+
+// UnfaultedVerdict is the verdict that the cell of fault column col
+// measured by condition id (row on path: slow readers through a hop
+// that slices their responses, or holds back their close) falls in the
+// class of its unfaulted twin, the slow-read cell of the same row and
+// path: it meets the twin's rule r, which the twin's own verdicts
+// assert. The hop reads the server through the reader's own buffers, so
+// the server sees the reader it sees without the fault; a fault that
+// changed what the server sees (a hop that read ahead, a close that kept
+// a worker) would move the cell out of the twin's class.
+func UnfaultedVerdict(r CellRule, col, row, path, id string) Verdict {
+	v := CellVerdict(r, row, path, id)
+	v.ID = strings.TrimPrefix(id, "matrix-") + "-as-unfaulted"
+	v.Text = fmt.Sprintf("%s %s under %s falls in the class of its slow-read cell without the fault (%s): %s",
+		row, pathText(path), col, r.Expect, r.Why)
+	return v
+}
+
+// Verdicts on the latency columns (engine.Latency50, engine.Latency150):
+// each cell is read against its idle twin, /fast alone through the same
+// hop, so the round trip the hop adds is taken out and what is left is
+// the slow readers' doing.
+
+// LatencyExcessMs is the most the slow readers may add to /fast's p95
+// over its idle twin's where their slow-read cell is protected: the
+// protected line plus the hop's jitter each way, which moves a p95 of
+// 72 requests from run to run. Over 3 runs of each of the 9 such cells
+// a latency (2026-12-07, AMD EPYC; reports/measurements.md, stop 69),
+// the median excess was -1.7 to +2.2 ms at 50 ms (a line of 20) and
+// -12.0 to +9.8 ms at 150 ms (a line of 40), a single run's at most
+// +4.3 and +13.6; sync's held workers added 5,944 to 5,976 ms directly
+// and 3,712 to 4,296 behind NGINX off.
+func LatencyExcessMs(jitterMs float64) float64 { return ProtectedMs + jitterMs }
+
+// Unserved counts /fast's failed requests and the slow clients not
+// served whole, over the sound runs.
+var Unserved = Metric{Name: "failed /fast requests and slow clients not whole", of: func(c report.Condition) (float64, error) {
+	if c.RunsSound == 0 {
+		return 0, errors.New("no sound run")
+	}
+	return float64(c.RequestsTotal - c.RequestsOK + c.DownloadsTotal - c.DownloadsComplete), nil
+}}
+
+// ExceedsBy holds when m of condition a exceeds m of condition b by more
+// than by; the measured value is the excess.
+func ExceedsBy(a, b string, m Metric, by float64) Check {
+	return condCheck{ids: []string{a, b}, m: m, judge: func(v []float64) Outcome {
+		return Outcome{v[0] - v[1], fmt.Sprintf("> %g over %s's %.4g", by, b, v[1]), v[0]-v[1] > by}
+	}, convex: true}
+}
+
+// IdleDelayVerdict is the harness check that the hop delayed /fast as
+// set, in the idle cell measured by condition id: its median lies
+// within the jitter of twice the one-way latency, plus ProtectedMs for
+// the server's own time.
+func IdleDelayVerdict(col, row, path, id string, latencyMs, jitterMs float64) Verdict {
+	lo, hi := 2*(latencyMs-jitterMs), 2*(latencyMs+jitterMs)+ProtectedMs
+	return Verdict{ID: strings.TrimPrefix(id, "matrix-") + "-delayed", Kind: Harness, Unit: "ms", Check: Between(id, P50, lo, hi),
+		Text: fmt.Sprintf("%s %s under %s: /fast alone through the hop takes its round trip, twice %g ms give or take %g, plus the server's own time", row, pathText(path), col, latencyMs, jitterMs)}
+}
+
+// LatencyVerdicts are a latency cell's verdicts (condition id, row on
+// path under col), against its idle twin idle: every /fast request and
+// slow reader served, and /fast's p95 over the idle twin's on the side
+// its slow-read cell's rule r puts it: within LatencyExcessMs of the
+// hop's jitter where that cell is protected, under the stall line where
+// it does not stall, past the stall or protected line where it stalls
+// or is unprotected.
+func LatencyVerdicts(r CellRule, col, row, path, id, idle string, jitterMs float64) []Verdict {
+	base := strings.TrimPrefix(id, "matrix-")
+	where := fmt.Sprintf("%s %s under %s", row, pathText(path), col)
+	v := Verdict{ID: base + "-" + r.Expect + "-over-idle", Kind: Lab, Unit: "ms",
+		Text: fmt.Sprintf("%s: /fast's p95 over its own at the same latency with no slow reader is as in the slow-read cell (%s): %s", where, r.Expect, r.Why)}
+	switch r.Expect {
+	case ExpectProtected:
+		v.Check = CostsAtMost(id, idle, P95, LatencyExcessMs(jitterMs))
+	case ExpectNoStall:
+		v.Check = CostsAtMost(id, idle, P95, StalledMs)
+	case ExpectStalled:
+		v.Check = ExceedsBy(id, idle, P95, StalledMs)
+	case ExpectUnprotected:
+		v.Check = ExceedsBy(id, idle, P95, ProtectedMs)
+	default:
+		panic("verdict: no latency verdict for a cell that expects " + r.Expect)
+	}
+	return []Verdict{
+		{ID: base + "-served", Kind: Lab, Unit: "requests", Check: Zero(id, Unserved),
+			Text: fmt.Sprintf("%s: every /fast request and every slow reader is served whole through the delay", where)},
+		v,
+	}
+}

@@ -146,3 +146,50 @@ func TestLinkVerdicts(t *testing.T) {
 		}
 	}
 }
+
+// A latency cell is read over its idle twin: the hop's own round trip
+// taken out, the excess on the side of its slow-read cell's line; a
+// failed request fails it however fast /fast was.
+func TestLatencyVerdicts(t *testing.T) {
+	cell := func(id string, p95 float64, failed int) report.Condition {
+		return report.Condition{ID: id, RunsTotal: 3, RunsSound: 3, RunsValid: 3, RequestsTotal: 165, RequestsOK: 165 - failed,
+			DownloadsTotal: 6, DownloadsComplete: 6, P95Ms: p95}
+	}
+	for _, tc := range []struct {
+		row, path     string
+		p95, idle     float64
+		want          string
+		badP95        float64
+		expectMeasure float64
+	}{
+		{"gunicorn-sync-2", "direct", 8300, 320, "stalled-over-idle", 900, 7980},
+		{"gunicorn-sync-2", "nginx-off", 1400, 320, "unprotected-over-idle", 325, 1080},
+		{"gunicorn-sync-2", "nginx-on", 330, 320, "protected-over-idle", 361, 10},
+		{"uvicorn-2", "direct", 359, 320, "protected-over-idle", 361, 39},
+	} {
+		id := "matrix-latency-150ms-" + tc.row + "-" + tc.path
+		idle := "matrix-latency-150ms-idle-" + tc.row + "-" + tc.path
+		r, ok := TwinRule(slowRead, tc.row, tc.path)
+		require.True(t, ok)
+		vs := LatencyVerdicts(r, "latency-150ms", tc.row, tc.path, id, idle, 30)
+		require.Len(t, vs, 2)
+		assert.Equal(t, strings.TrimPrefix(id, "matrix-")+"-served", vs[0].ID)
+		assert.Equal(t, strings.TrimPrefix(id, "matrix-")+"-"+tc.want, vs[1].ID)
+		data := func(p95 float64, failed int) Data {
+			return Data{Conditions: map[string]report.Condition{id: cell(id, p95, failed), idle: cell(idle, tc.idle, 0)}}
+		}
+		for _, c := range Evaluate(vs, data(tc.p95, 0)) {
+			assert.Equal(t, report.StatusHolds, c.Status, "%+v", c)
+		}
+		assert.InDelta(t, tc.expectMeasure, Evaluate(vs[1:], data(tc.p95, 0))[0].Measured, 1e-9)
+		assert.Equal(t, report.StatusFails, Evaluate(vs[1:], data(tc.badP95, 0))[0].Status, "%s with p95 %g", id, tc.badP95)
+		assert.Equal(t, report.StatusFails, Evaluate(vs[:1], data(tc.p95, 1))[0].Status, "%s with a failed request", id)
+	}
+	idle := "matrix-latency-50ms-idle-uvicorn-2-direct"
+	v := IdleDelayVerdict("latency-50ms-idle", "uvicorn-2", "direct", idle, 50, 10)
+	for p50, want := range map[float64]string{101: report.StatusHolds, 2: report.StatusFails, 125: report.StatusHolds, 131: report.StatusFails} {
+		c := cell(idle, 0, 0)
+		c.P50Ms = p50
+		assert.Equal(t, want, Evaluate([]Verdict{v}, Data{Conditions: map[string]report.Condition{idle: c}})[0].Status, "p50 %g", p50)
+	}
+}
