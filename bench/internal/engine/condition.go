@@ -513,9 +513,6 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 	case c.SlowKind == load.KindUpload:
 		s.UploadSize, s.UploadRate = c.BodyBytes, c.ReadRate
-		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // the uploads alone go through the fault's client hop
-			s.UploadURL = podspec.ThroughClientHop(s.UploadURL)
-		}
 	case c.SlowKind == load.KindTLS:
 		s.TLSURL = base
 	case c.SlowKind == load.KindWS:
@@ -534,19 +531,6 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 			s.LargeURL = fmt.Sprintf("%s/hang?s=%d&size=%d", base, c.HangS, c.BodyBytes)
 		}
 		s.LargeSize, s.DownloadRate = c.BodyBytes, c.ReadRate
-		if c.Pacer == PacerToxiproxy {
-			// Only the downloads go through the hop: /fast is timed at the
-			// entry point, as in the lab-paced cell.
-			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), true
-		}
-		if f, ok := FaultByID(c.Fault); ok && f.Client != nil { // through the fault's client hop, paced by the reader unless the hop paces
-			s.LargeURL, s.PacedByPath = podspec.ThroughClientHop(s.LargeURL), f.Paces
-		}
-	}
-	if f, ok := FaultByID(c.Fault); ok && f.Fast { // /fast too, and its baseline with no slow client
-		// With no raw exchange after the load: through the hop it would
-		// time the hop's delay, 72 times over.
-		s.FastURL, s.BaselineRequests = podspec.ThroughClientHop(s.FastURL), 0
 	}
 	if c.h2() {
 		s.H2Streams = c.H2Streams
@@ -581,7 +565,35 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 		s.Stream = &load.StreamSpec{URL: u, Events: st.Events, AcceptGzip: st.AcceptGzip, Timeout: StreamTimeout}
 	}
+	c.throughHop(&s) // last: a Target's paths go through it too
 	return s
+}
+
+// throughHop sends to the pod's client hop what goes through it: the
+// downloads the Toxiproxy pacer paces (/fast keeps to the entry point,
+// as in the lab-paced cell); a fault's slow clients, paced by the
+// reader unless the hop paces them (Fault.Paces), and /fast when the
+// fault says so (Fault.Fast), with no raw exchange after the load,
+// which through the hop would time its delay 72 times over.
+func (c Condition) throughHop(s *load.Spec) {
+	hop := podspec.ThroughClientHop
+	if c.Pacer == PacerToxiproxy && c.reads() && c.Downloads > 0 {
+		s.LargeURL, s.PacedByPath = hop(s.LargeURL), true
+	}
+	f, ok := FaultByID(c.Fault)
+	if !ok || f.Client == nil {
+		return
+	}
+	switch {
+	case c.Downloads == 0:
+	case c.SlowKind == load.KindUpload:
+		s.UploadURL = hop(s.UploadURL)
+	case c.reads():
+		s.LargeURL, s.PacedByPath = hop(s.LargeURL), f.Paces
+	}
+	if f.Fast {
+		s.FastURL, s.BaselineRequests = hop(s.FastURL), 0
+	}
 }
 
 // StreamTimeout bounds an event stream's reader.

@@ -14,9 +14,10 @@ import (
 
 // Faults on the path (issue 34): Toxiproxy's toxics on a hop between the
 // client and the pod's entry point, which the slow clients go through
-// while /fast keeps to the entry point itself. The lab's reader and
-// uploader pace as they do in every other cell; the hop only adds the
-// fault. A fault is data: one entry in Faults, and the matrix column
+// while /fast keeps to the entry point itself (but when Fault.Fast), or
+// between the front door and the app. The lab's reader and uploader pace
+// as they do in every other cell (but when Fault.Paces); the hop only
+// adds the fault. A fault is data: one entry in Faults, and the matrix column
 // that runs it (FaultColumns).
 type Fault struct {
 	// ID names the fault in Condition.Fault and is its column's id.
@@ -150,11 +151,15 @@ func latencyFault(l, jitter time.Duration) Fault {
 		return toxic.Toxic{Name: name, Type: "latency", Stream: stream,
 			Attributes: map[string]int64{"latency": l.Milliseconds(), "jitter": jitter.Milliseconds()}}
 	}
-	return Fault{ID: fmt.Sprintf("latency-%dms", l.Milliseconds()), Kind: load.KindRead, Paces: true, Fast: true,
+	return Fault{ID: LatencyFaultID(int(l.Milliseconds())), Kind: load.KindRead, Paces: true, Fast: true,
 		Text: fmt.Sprintf("slow readers (16 MiB at 2 MiB/s, paced by the hop, through an 8 KiB socket) and /fast through a hop that delays every byte %d ms, give or take %d, each way (Toxiproxy's latency toxic)",
 			l.Milliseconds(), jitter.Milliseconds()),
 		Client: readerHop(delay("delay-down", toxic.Downstream), delay("delay-up", toxic.Upstream))}
 }
+
+// LatencyFaultID is the id of the latency fault that delays ms each way
+// (a stack file's requires.client_latency_ms).
+func LatencyFaultID(ms int) string { return fmt.Sprintf("latency-%dms", ms) }
 
 // Delay is a latency fault's delay each way and its jitter, 0 for
 // another fault.
@@ -216,8 +221,8 @@ func (c Condition) validateFault() error {
 		return fmt.Errorf("engine: condition %s: Fault %q: want empty (no fault) or one of %s", c.ID, c.Fault, faultIDs())
 	case c.Pacer != "":
 		return fmt.Errorf("engine: condition %s: Fault %s with Pacer %s: want one hop's work at a time (the pacer cross-check, or a fault)", c.ID, c.Fault, c.Pacer)
-	case c.Downloads == 0 && f.Fast: // /fast's own baseline on the fault's hop (IdleColumn)
-	case c.Downloads == 0 || load.Holds(c.SlowKind) || (f.Kind == load.KindRead) != c.reads() || f.Kind == load.KindUpload && c.SlowKind != load.KindUpload:
+	case !(c.Downloads == 0 && f.Fast) && // /fast's own baseline on the fault's hop (IdleColumn) has none
+		(c.Downloads == 0 || load.Holds(c.SlowKind) || (f.Kind == load.KindRead) != c.reads() || f.Kind == load.KindUpload && c.SlowKind != load.KindUpload):
 		return fmt.Errorf("engine: condition %s: Fault %s with SlowKind %q, %d slow clients: want %q, 1 or more, the clients it acts on", c.ID, c.Fault, c.SlowKind, c.Downloads, f.Kind)
 	case c.HangS > 0:
 		return fmt.Errorf("engine: condition %s: Fault %s with HangS %d: want a download the app answers at once", c.ID, c.Fault, c.HangS)
@@ -254,7 +259,7 @@ func (c Condition) faultHops() *podspec.Hops {
 		return &x
 	}
 	h := &podspec.Hops{Client: clone(f.Client), App: clone(f.App)}
-	if f.Paces { // ahead of the fault's own toxics downstream
+	if f.Paces && h.Client != nil { // ahead of the fault's own toxics downstream
 		h.Client.Toxics = append(c.pacingHop().Toxics, h.Client.Toxics...)
 	}
 	return h
@@ -278,7 +283,8 @@ func faultColumn(f Fault, base Column) Column {
 }
 
 // The fault columns: ResetMidDownload, ResetMidUpload, SlowUpstream,
-// SlicedReads and SlowCloses.
+// SlicedReads, SlowCloses, and Latency50ms and Latency150ms each with
+// its idle twin (IdleColumn).
 var (
 	ResetMidDownload = faultColumn(ResetDownload, SlowRead)
 	// ResetMidUpload runs where a body may reach the app as it is sent

@@ -9,6 +9,7 @@ import (
 
 	"wsgilab/bench/internal/load"
 	"wsgilab/bench/internal/podspec"
+	"wsgilab/bench/internal/toxic"
 )
 
 // A fault cell's pod has the fault's hops where the pod's addresses say,
@@ -131,6 +132,8 @@ func TestFaultRefused(t *testing.T) {
 		"tls":         {func(c *Condition) { c.Path = DirectTLS }, "Fault reset-mid-download on path direct-tls, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path"},
 		"fast-tls": {func(c *Condition) { c.Fault, c.Path = Latency50.ID, DirectTLS },
 			"Fault latency-50ms sends /fast through its hop, on path direct-tls, which speaks TLS or HTTP/2: want a plain HTTP/1.1 path"},
+		"idle-tls": {func(c *Condition) { c.Fault, c.Path, c.Downloads = Latency50.ID, DirectTLS, 0 },
+			"Fault latency-50ms sends /fast through its hop, on path direct-tls, which speaks TLS or HTTP/2"},
 		"pace-rate": {func(c *Condition) { c.Fault, c.ReadRate = Latency50.ID, 1500 },
 			"Fault latency-50ms paces the downloads on its hop at ReadRate 1500: want a rate within 0.1 % of whole KB/s"},
 		"file-body": {func(c *Condition) {
@@ -143,5 +146,22 @@ func TestFaultRefused(t *testing.T) {
 		c := base
 		tc.f(&c)
 		assert.ErrorContains(t, c.Validate(), "engine: condition "+c.ID+": "+tc.want, name)
+	}
+}
+
+// Every fault is well formed: one that paces or sends /fast through its
+// client hop has one, and an id its column and idle twin are named by.
+func TestFaultsWellFormed(t *testing.T) {
+	for _, f := range Faults {
+		if f.Paces || f.Fast || f.Cut() {
+			assert.NotNil(t, f.Client, f.ID)
+		}
+		for _, h := range []*toxic.Hop{f.Client, f.App} {
+			if h != nil { // at the pod's addresses, which podspec.WithHops sets
+				x := *h
+				x.Listen, x.Upstream = "127.0.0.1:1", "127.0.0.1:2"
+				assert.NoError(t, x.Validate(), f.ID)
+			}
+		}
 	}
 }

@@ -57,6 +57,9 @@ func BuildMatrix(conds []report.Condition, runs []report.Run, downloads []report
 			Cmd: strings.Join(slices.Concat(r.Server.Env, r.Server.Cmd), " "), Concurrency: r.Concurrency,
 			Basis: r.Basis, Capacity: []report.Capacity{}}
 		for _, col := range MatrixColumns {
+			if IsFaultColumn(col.ID) { // no steps: a fault's cells, and an idle twin's clients, are fixed
+				continue
+			}
 			if c := capacity(col, Capacity(col, []Row{r}, false), byID); c != nil {
 				row.Capacity = append(row.Capacity, *c)
 			}

@@ -101,11 +101,19 @@ func matrixFindings(m *report.Matrix) []string {
 		everywhere[r.ID] = !r.Stack && len(r.Only) == 0
 	}
 	cells := map[[3]string]report.MatrixCell{}
+	// A fault column's cells are read by their own verdicts: a reset's
+	// clients are cut on purpose, and a latency cell's /fast takes the
+	// hop's round trip, so neither class says what the setup protects.
+	faulted := map[string]bool{}
 	for _, c := range m.Cells {
 		cells[[3]string{c.Column, c.Row, c.Path}] = c
+		faulted[c.Column] = faulted[c.Column] || c.Fault != ""
 	}
 	var out []string
 	for _, col := range m.Columns {
+		if faulted[col.ID] {
+			continue
+		}
 		// A column's unshielded path and its NGINX path: direct and
 		// buffering on; for slow TLS their TLS twins; for HTTP/2 NGINX's
 		// h2 listener with buffering off and on (no server here speaks

@@ -121,8 +121,9 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	}
 	rec.Phases.SamplerS = time.Since(mark).Seconds()
 	mark = time.Now()
-	// The load starts once the sampler has taken its first sample: the
-	// two execs run at once, and LoadStartS holds both starts.
+	// The load starts once the sampler has taken its first sample (a
+	// cutting fault's, once the descriptors are quiet): the two execs run
+	// at once, and LoadStartS holds both starts and that wait.
 	ld := l.Settings.Table().Load(c, pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
 	ld.CAPEM = string(pod.CAPEM()) // empty unless the pod speaks TLS

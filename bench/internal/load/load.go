@@ -163,7 +163,8 @@ type Spec struct {
 	// in the abstract namespace, which a pod's containers share with its
 	// network) that the load connects to before its clock starts: a
 	// sampler's probe.SamplerSpec.ReadyAddr, open once the sampler has
-	// taken its first sample. The load retries every AfterPoll for at most
+	// taken its first sample (or, with its QuietFor, once the counts it
+	// waits for are quiet, at most probe.MaxQuietWait). The load retries every AfterPoll for at most
 	// AfterWait (DefaultAfterWait when 0), then fails naming the address.
 	// The sampler's and the load's starts then overlap instead of
 	// following each other.
@@ -372,7 +373,8 @@ func (b LagStop) Crossed(worst, second time.Duration) error {
 // Defaults of Spec.After.
 const (
 	// DefaultAfterWait bounds the wait for After: a sampler takes its
-	// first sample within 0.2 s of its exec here.
+	// first sample within 0.2 s of its exec here, and waits for quiet
+	// descriptors at most 6 s more (probe.MaxQuietWait).
 	DefaultAfterWait = 10 * time.Second
 	// AfterPoll is the wait's retry period; the window starts at most
 	// this late after the sampler is ready.

@@ -9,8 +9,9 @@ import (
 )
 
 // MaxQuietWait bounds SamplerSpec.QuietFor's wait from the first sample:
-// a load waits for the sampler at most load.DefaultAfterWait (10 s).
-const MaxQuietWait = 8 * time.Second
+// a load waits for the sampler at most load.DefaultAfterWait (10 s),
+// counted from its own exec, which the sampler's may trail.
+const MaxQuietWait = 6 * time.Second
 
 // quietWatch follows the app's and the proxy's held descriptors
 // (FDSample.Held) until they have stayed the same for span

@@ -52,10 +52,13 @@ func TestQuietWatch(t *testing.T) {
 // QuietFor is refused under a process listing's period, where a worker
 // that starts late goes unseen, and past half the wait it has.
 func TestSampleRefusesQuietFor(t *testing.T) {
-	spec := SamplerSpec{Interval: 50 * time.Millisecond, ProcRoot: probeProc, Containers: map[string]string{"app": "none"}}
-	for _, d := range []time.Duration{500 * time.Millisecond, 5 * time.Second} {
+	spec := SamplerSpec{Interval: 50 * time.Millisecond, ProcRoot: probeProc, Containers: map[string]string{"app": "none"}, QuietFor: time.Second}
+	_, err := Sample(context.Background(), spec)
+	assert.ErrorContains(t, err, "SamplerSpec.QuietFor 1s with no ReadyAddr: want a ready signal to hold back")
+	spec.ReadyAddr = "@wsgilab-quiet-test"
+	for _, d := range []time.Duration{500 * time.Millisecond, 4 * time.Second} {
 		spec.QuietFor = d
 		_, err := Sample(context.Background(), spec)
-		assert.ErrorContains(t, err, "SamplerSpec.QuietFor "+d.String()+": want 0 or from a process listing's period (1s) to half of MaxQuietWait (4s)")
+		assert.ErrorContains(t, err, "SamplerSpec.QuietFor "+d.String()+": want 0 or from a process listing's period (1s) to half of MaxQuietWait (3s)")
 	}
 }

@@ -81,16 +81,18 @@ type SamplerSpec struct {
 	TempDir string `json:"temp_dir"`
 	// ReadyAddr, when set, is a unix socket address (a leading @: the
 	// abstract namespace, shared by a pod's containers with its network)
-	// on which the sampler listens once it has taken its first sample,
-	// until it ends: a load given it as load.Spec.After starts then. The
+	// on which the sampler listens once it has taken its first sample
+	// (and, with QuietFor, once the descriptors are quiet), until it ends: a load given it as load.Spec.After starts then. The
 	// sampler accepts nothing; a connection that completes is the signal.
 	ReadyAddr string `json:"ready_addr,omitempty"`
 	// QuietFor, when set, holds ReadyAddr back until the app's and the
 	// proxy's descriptors reaching a socket or a path (FDSample.Held) have
 	// stayed the same for QuietFor, at most MaxQuietWait after the first
-	// sample; Series.QuietFDs then holds them. At least a process
-	// listing's period (Interval times RefreshEvery), so a worker that
-	// starts late is counted. 0: ready after the first sample.
+	// sample; Series.QuietFDs then holds them. Until then every tick
+	// lists the processes, so a worker forked during the wait is
+	// counted. From a process listing's period (Interval times
+	// RefreshEvery) to half of MaxQuietWait; 0: ready after the first
+	// sample. Needs ReadyAddr.
 	QuietFor time.Duration `json:"quiet_for_ns,omitempty"`
 	// StopFile ends sampling once it exists; MaxDuration bounds it anyway.
 	StopFile     string        `json:"stop_file"`
@@ -250,6 +252,9 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 	if spec.SocketSource == "" {
 		spec.SocketSource = SourceNetlink
 	}
+	if spec.QuietFor != 0 && spec.ReadyAddr == "" {
+		return Series{}, fmt.Errorf("probe: SamplerSpec.QuietFor %v with no ReadyAddr: want a ready signal to hold back, or QuietFor 0", spec.QuietFor)
+	}
 	if spec.QuietFor != 0 && (spec.QuietFor < spec.Interval*time.Duration(spec.RefreshEvery) || spec.QuietFor > MaxQuietWait/2) {
 		return Series{}, fmt.Errorf("probe: SamplerSpec.QuietFor %v: want 0 or from a process listing's period (%v) to half of MaxQuietWait (%v)",
 			spec.QuietFor, spec.Interval*time.Duration(spec.RefreshEvery), MaxQuietWait/2)
@@ -290,7 +295,9 @@ func Sample(ctx context.Context, spec SamplerSpec) (Series, error) {
 		quiet = newQuietWatch(spec)
 	}
 	for tick := 0; ; tick++ {
-		if tick%spec.RefreshEvery == 0 {
+		// Until the quiet count is taken, every tick lists the processes:
+		// a worker forked during the wait is counted in it.
+		if tick%spec.RefreshEvery == 0 || quiet != nil {
 			procs, err := rolesOf(spec)
 			if err != nil {
 				return s, err

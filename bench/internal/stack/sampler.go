@@ -39,8 +39,8 @@ func WithQuietFDs(d time.Duration) SamplerOption {
 }
 
 // BeginSampler starts sampling every interval and returns at once. The
-// sampler listens on run.ReadyAddr once it has taken its first sample: a
-// load given that address (load.Spec.After) starts then, so the
+// sampler listens on run.ReadyAddr once it has taken its first sample
+// (with WithQuietFDs, once the descriptors are quiet): a load given that address (load.Spec.After) starts then, so the
 // sampler's start and the load's exec overlap instead of following each
 // other (0.14 s a run here).
 func (p *Pod) BeginSampler(interval time.Duration, opts ...SamplerOption) (*SamplerRun, error) {

@@ -318,15 +318,15 @@ func UnfaultedVerdict(r CellRule, col, row, path, id string) Verdict {
 // a latency (2026-12-07, AMD EPYC; reports/measurements.md, stop 69),
 // the median excess was -1.7 to +2.2 ms at 50 ms (a line of 20) and
 // -12.0 to +9.8 ms at 150 ms (a line of 40), a single run's at most
-// +4.3 and +13.6; sync's held workers added 5,944 to 5,976 ms directly
+// +4.3 and +13.8; sync's held workers added 5,944 to 5,976 ms directly
 // and 3,712 to 4,296 behind NGINX off.
 func LatencyExcessMs(jitterMs float64) float64 { return ProtectedMs + jitterMs }
 
 // Unserved counts /fast's failed requests and the slow clients not
 // served whole, over the sound runs.
 var Unserved = Metric{Name: "failed /fast requests and slow clients not whole", of: func(c report.Condition) (float64, error) {
-	if c.RunsSound == 0 {
-		return 0, errors.New("no sound run")
+	if c.RunsSound == 0 || c.RequestsTotal == 0 || c.DownloadsTotal != c.RecordsPerRun()*c.RunsSound {
+		return 0, errNoClass // as Class: nothing to count, or not every slow client ran
 	}
 	return float64(c.RequestsTotal - c.RequestsOK + c.DownloadsTotal - c.DownloadsComplete), nil
 }}
@@ -354,8 +354,8 @@ func IdleDelayVerdict(col, row, path, id string, latencyMs, jitterMs float64) Ve
 // slow reader served, and /fast's p95 over the idle twin's on the side
 // its slow-read cell's rule r puts it: within LatencyExcessMs of the
 // hop's jitter where that cell is protected, under the stall line where
-// it does not stall, past the stall or protected line where it stalls
-// or is unprotected.
+// it does not stall, past the stall line where it stalls, and past the
+// protected cells' line where it is unprotected.
 func LatencyVerdicts(r CellRule, col, row, path, id, idle string, jitterMs float64) []Verdict {
 	base := strings.TrimPrefix(id, "matrix-")
 	where := fmt.Sprintf("%s %s under %s", row, pathText(path), col)
@@ -368,8 +368,8 @@ func LatencyVerdicts(r CellRule, col, row, path, id, idle string, jitterMs float
 		v.Check = CostsAtMost(id, idle, P95, StalledMs)
 	case ExpectStalled:
 		v.Check = ExceedsBy(id, idle, P95, StalledMs)
-	case ExpectUnprotected:
-		v.Check = ExceedsBy(id, idle, P95, ProtectedMs)
+	case ExpectUnprotected: // past the protected cells' own line, never inside its noise
+		v.Check = ExceedsBy(id, idle, P95, LatencyExcessMs(jitterMs))
 	default:
 		panic("verdict: no latency verdict for a cell that expects " + r.Expect)
 	}

@@ -153,7 +153,7 @@ func TestLinkVerdicts(t *testing.T) {
 func TestLatencyVerdicts(t *testing.T) {
 	cell := func(id string, p95 float64, failed int) report.Condition {
 		return report.Condition{ID: id, RunsTotal: 3, RunsSound: 3, RunsValid: 3, RequestsTotal: 165, RequestsOK: 165 - failed,
-			DownloadsTotal: 6, DownloadsComplete: 6, P95Ms: p95}
+			Downloads: 2, DownloadsTotal: 6, DownloadsComplete: 6, P95Ms: p95}
 	}
 	for _, tc := range []struct {
 		row, path     string
@@ -163,7 +163,7 @@ func TestLatencyVerdicts(t *testing.T) {
 		expectMeasure float64
 	}{
 		{"gunicorn-sync-2", "direct", 8300, 320, "stalled-over-idle", 900, 7980},
-		{"gunicorn-sync-2", "nginx-off", 1400, 320, "unprotected-over-idle", 325, 1080},
+		{"gunicorn-sync-2", "nginx-off", 1400, 320, "unprotected-over-idle", 360, 1080},
 		{"gunicorn-sync-2", "nginx-on", 330, 320, "protected-over-idle", 361, 10},
 		{"uvicorn-2", "direct", 359, 320, "protected-over-idle", 361, 39},
 	} {
@@ -184,6 +184,11 @@ func TestLatencyVerdicts(t *testing.T) {
 		assert.InDelta(t, tc.expectMeasure, Evaluate(vs[1:], data(tc.p95, 0))[0].Measured, 1e-9)
 		assert.Equal(t, report.StatusFails, Evaluate(vs[1:], data(tc.badP95, 0))[0].Status, "%s with p95 %g", id, tc.badP95)
 		assert.Equal(t, report.StatusFails, Evaluate(vs[:1], data(tc.p95, 1))[0].Status, "%s with a failed request", id)
+		short := data(tc.p95, 0)
+		c := short.Conditions[id]
+		c.DownloadsTotal = 4 // a run without its slow readers: no verdict, not a pass
+		short.Conditions[id] = c
+		assert.NotEqual(t, report.StatusHolds, Evaluate(vs[:1], short)[0].Status, "%s with slow readers missing", id)
 	}
 	idle := "matrix-latency-50ms-idle-uvicorn-2-direct"
 	v := IdleDelayVerdict("latency-50ms-idle", "uvicorn-2", "direct", idle, 50, 10)
