@@ -291,6 +291,13 @@ func (sc StackCheck) condition(id string, col Column, n int) Condition {
 	if n > 0 && (col.ID == SlowRead.ID || col.ID == H2SlowRead.ID) {
 		c.BodyBytes = t.LargeBytes
 	}
+	if ms := sc.File.Requires.ClientLatencyMs; ms > 0 && col.ID == SlowRead.ID {
+		// The baseline and the slow readers through the team's round
+		// trip: the latency column's hop (Fault.Fast), which paces the
+		// readers at the stack's own rate.
+		c.Fault = LatencyFaultID(ms)
+		c.ReadRate = float64(sc.File.Requires.ReadKiBs()) * 1024
+	}
 	if col.ID == WSSlowConsumer.ID {
 		// The team's own feed, not the lab's numbered /ws: its consumers
 		// read whatever it pushes, held for the fast path's window.

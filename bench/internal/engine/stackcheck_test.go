@@ -274,6 +274,30 @@ func TestStackHundreds(t *testing.T) {
 	assert.Len(t, sc.Verdicts(), 2, "the file's own requirements (slow readers, slow TLS), not these")
 }
 
+// A stack's client latency puts its baseline and slow-reader steps
+// through the latency column's hop, /fast too, the hop pacing at the
+// stack's own rate; the stack file's delays are the lab's columns'.
+func TestStackClientLatency(t *testing.T) {
+	for _, ms := range stackfile.ClientLatenciesMs {
+		f, ok := FaultByID(LatencyFaultID(ms))
+		require.True(t, ok, "requires.client_latency_ms %d has no latency column", ms)
+		l, _ := f.Delay()
+		assert.EqualValues(t, ms, l.Milliseconds())
+	}
+	sc := loadStack(t, "sync.yaml")
+	sc.File.Requires = stackfile.Requires{SlowReaders: 4, SlowReadKiBs: 1000, ClientLatencyMs: 150}
+	b := StackBehaviour{Column: SlowRead, Noun: "slow readers", Required: 4, ReadRate: 1000 << 10}
+	for _, c := range []Condition{sc.Baseline(), sc.Step(b, 4)} {
+		require.NoError(t, c.Validate(), c.ID)
+		assert.Equal(t, "latency-150ms", c.Fault, c.ID)
+		assert.Equal(t, "http://"+podspec.ClientHopListen+sc.File.Paths.Fast.Path, c.Load("http://127.0.0.1:8000", "x").FastURL, c.ID)
+		h := c.Pod("img").Hops.Client
+		require.NotNil(t, h, c.ID)
+		assert.Equal(t, int64(1024), h.Toxics[0].Attributes["rate"], "%s: the stack's 1000 KiB/s in KB/s", c.ID)
+	}
+	assert.True(t, sc.Step(b, 4).Load("http://127.0.0.1:8000", "x").PacedByPath)
+}
+
 // A stack's slow TLS handshakes run on its path's TLS twin: NGINX's
 // settings kept (a team's location blocks too); a team's server blocks,
 // which set their own listen line, are refused before anything starts.

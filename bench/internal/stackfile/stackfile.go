@@ -193,7 +193,21 @@ type Requires struct {
 	// FastP95Ms bounds the fast path's p95 at every step up to a
 	// requirement; 0 is DefaultFastP95Ms.
 	FastP95Ms float64 `yaml:"fast_p95_ms"`
+	// ClientLatencyMs delays every byte between the lab's clients and
+	// your entry point this long each way, the fast path's and the slow
+	// readers' alike, give or take a fifth (Toxiproxy's latency toxic on
+	// a hop, which also paces the readers): 0 (none) or one of
+	// ClientLatenciesMs, the lab's latency columns. The baseline and every
+	// slow-reader step run through it, so fast_p95_ms bounds the fast path
+	// with your clients' round trip in it. Slow readers only: with
+	// another behaviour above 0 it is refused.
+	ClientLatencyMs int `yaml:"client_latency_ms"`
 }
+
+// ClientLatenciesMs are the one-way delays requires.client_latency_ms
+// takes: the lab's latency columns' (package engine's Latency50 and
+// Latency150; its tests hold them equal).
+var ClientLatenciesMs = []int{50, 150}
 
 // ReadKiBs is SlowReadKiBs or its default.
 func (r Requires) ReadKiBs() int {

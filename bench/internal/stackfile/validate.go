@@ -3,6 +3,7 @@ package stackfile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -179,6 +180,19 @@ func (f File) check() (*Tree, error) {
 			bad("requires.ws_slow_consumers", r.WSSlowConsumers, "0 for a WSGI app: WSGI has no WebSockets; an ASGI app (app.interface asgi) under Uvicorn, or your own image, takes them")
 		}
 	}
+	if ms := r.ClientLatencyMs; ms != 0 {
+		others := r.SlowUploads + r.SlowHeaders + r.SilentConnections + r.SlowTLS + r.H2SlowReaders + r.WSSlowConsumers
+		switch {
+		case !slices.Contains(ClientLatenciesMs, ms):
+			bad("requires.client_latency_ms", ms, fmt.Sprintf("0 (none) or one of %v ms each way, the lab's latency columns", ClientLatenciesMs))
+		case r.SlowReaders <= 0 || others > 0:
+			bad("requires.client_latency_ms", ms, "0 unless slow_readers is the only behaviour above 0: the delay's hop paces slow readers alone")
+		case !wholeKBs(int64(rate) * 1024):
+			bad("requires.slow_read_kib_s", rate, "with client_latency_ms, a pace the hop holds in whole KB/s of 1,000 bytes within 0.1 % (125, 250, 500, 1000 or 2048 do)")
+		case r.P95Ms() <= float64(2*ms):
+			bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("above the round trip client_latency_ms makes, %d ms", 2*ms))
+		}
+	}
 	if !required {
 		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls, h2_slow_readers, ws_slow_consumers above 0")
 	}
@@ -187,6 +201,14 @@ func (f File) check() (*Tree, error) {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return tree, errors.Join(errs...)
+}
+
+// wholeKBs reports whether rate (bytes/s) lies within 0.1 % of whole KB/s
+// of 1,000 bytes, the unit Toxiproxy paces in (package engine's
+// MaxToxiproxyRateError).
+func wholeKBs(rate int64) bool {
+	kbs := (rate + 500) / 1000
+	return kbs > 0 && math.Abs(float64(kbs*1000)/float64(rate)-1) <= 0.001
 }
 
 // validate checks a, its directory tree (read from dir unless given), and
