@@ -82,8 +82,9 @@ type SamplerSpec struct {
 	// ReadyAddr, when set, is a unix socket address (a leading @: the
 	// abstract namespace, shared by a pod's containers with its network)
 	// on which the sampler listens once it has taken its first sample
-	// (and, with QuietFor, once the descriptors are quiet), until it ends: a load given it as load.Spec.After starts then. The
-	// sampler accepts nothing; a connection that completes is the signal.
+	// (and, with QuietFor, once the descriptors are quiet), until it
+	// ends: a load given it as load.Spec.After starts then. The sampler
+	// accepts nothing; a connection that completes is the signal.
 	ReadyAddr string `json:"ready_addr,omitempty"`
 	// QuietFor, when set, holds ReadyAddr back until the app's and the
 	// proxy's descriptors reaching a socket or a path (FDSample.Held) have
