@@ -319,11 +319,10 @@ var (
 // through f's hop (Fault.Fast), the baseline its cells are judged
 // against. Its hop is the cell's, pace included.
 func IdleColumn(f Fault) Column {
-	return Column{ID: f.ID + "-idle", Text: "/fast alone through the hop of " + f.ID + ", no slow client", Paths: MatrixPaths,
-		Server: func(r Row) (podspec.Server, bool) { return r.Server, slices.Contains(FaultRows, r.ID) },
-		Apply: func(c *Condition, _ int) {
-			c.ReadRate, c.Fault = load.DefaultDownloadRate, f.ID
-		}}
+	c := faultColumn(f, SlowRead)
+	c.ID, c.Clients, c.Text = f.ID+"-idle", 0, "/fast alone through the hop of "+f.ID+", no slow client"
+	c.Apply = func(c *Condition, _ int) { c.ReadRate, c.Fault = load.DefaultDownloadRate, f.ID }
+	return c
 }
 
 // IsFaultColumn reports whether col is a fault column's id.
