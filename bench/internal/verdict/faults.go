@@ -190,25 +190,57 @@ func CutVerdicts(col, row, path, id string, proxied bool) []Verdict {
 	default:
 		panic("verdict: CutRule records " + r.Records)
 	}
-	vs = append(vs,
-		Verdict{ID: base + "-next-served", Kind: Lab, Unit: "requests", Check: Zero(id, NextFailed),
+	return append(vs, cutAftermath(base, where, id, NextHeldMs, "nothing the cut left holds a worker, which would make it seconds", proxied, proxied && col == "reset-mid-download")...)
+}
+
+// cutAftermath are what a cut must leave, on the cell measured by
+// condition id (its verdicts' ids base-...): every /fast request after
+// the cut served, their p95 under nextMs (nextWhy says why that line);
+// no more descriptors of the app's, nor, when proxied, of the proxy's, at
+// the end of the load than before it; and, when temps, no temp file of
+// NGINX's.
+func cutAftermath(base, where, id string, nextMs float64, nextWhy string, proxied, temps bool) []Verdict {
+	vs := []Verdict{
+		{ID: base + "-next-served", Kind: Lab, Unit: "requests", Check: Zero(id, NextFailed),
 			Text: fmt.Sprintf("%s: every /fast request started %s after the cut is served", where, "250 ms or more")},
-		Verdict{ID: base + "-next-not-held", Kind: Lab, Unit: "ms", Check: Below(id, NextP95, NextHeldMs),
-			Text: fmt.Sprintf("%s: /fast after the cut has a p95 under %g ms: nothing the cut left holds a worker, which would make it seconds", where, NextHeldMs)},
-		Verdict{ID: base + "-no-fd-leak", Kind: Lab, Unit: "fds", Check: Below(id, AppFDsLeaked, 0.5),
-			Text: where + ": the app holds no more sockets or files at the end of the load (the fewest over its last second) than before it (the most)"})
+		{ID: base + "-next-not-held", Kind: Lab, Unit: "ms", Check: Below(id, NextP95, nextMs),
+			Text: fmt.Sprintf("%s: /fast after the cut has a p95 under %g ms: %s", where, nextMs, nextWhy)},
+		{ID: base + "-no-fd-leak", Kind: Lab, Unit: "fds", Check: Below(id, AppFDsLeaked, 0.5),
+			Text: where + ": the app holds no more sockets or files at the end of the load (the fewest over its last second) than before it (its quiet count)"}}
 	if proxied {
 		vs = append(vs, Verdict{ID: base + "-no-proxy-fd-leak", Kind: Lab, Unit: "fds", Check: Below(id, ProxyFDsLeaked, 0.5),
-			Text: where + ": NGINX holds no more descriptors at the end of the load than before it (a temp file or a spooled request body it kept open is one)"})
+			Text: where + ": the front door holds no more descriptors at the end of the load than before it (a temp file or a spooled request body it kept open is one)"})
 	}
 	// The sampler watches NGINX's proxy_temp_path, where responses spill;
 	// a request body spools to client_body_temp_path, which the proxy's
 	// descriptors above count.
-	if proxied && col == "reset-mid-download" {
+	if temps {
 		vs = append(vs, Verdict{ID: base + "-no-temp-left", Kind: Lab, Unit: "files", Check: Zero(id, TempFilesLeft),
 			Text: where + ": NGINX holds no temp file of a response at the end of the load"})
 	}
 	return vs
+}
+
+// StackCutBase is the start of the ids of the stack's reset verdicts
+// under col: StackCutBase(...)+"-cut", "-next-served", ….
+func StackCutBase(stack, col string) string { return fmt.Sprintf("stack-%s-%s", stack, col) }
+
+// StackCutVerdicts are a stack's reset verdicts (a stack file's
+// requires.resets) on the step measured by condition id, clients of a
+// team's app cut under col: the fault cut every one where it cuts (a
+// harness check, as the matrix's), and what the cut left
+// (cutAftermath), the fast path after it bounded by the stack's own
+// boundMs. A team's app keeps no write records, so whether its worker
+// was freed is read from what it holds: a worker still held by a cut
+// client holds its socket, a descriptor over the count before the load.
+// proxied: behind a front door; temps: one that spills to temp files.
+func StackCutVerdicts(stack, col, id string, clients int, boundMs float64, proxied, temps bool) []Verdict {
+	base := StackCutBase(stack, col)
+	where := fmt.Sprintf("%s under %s (%d clients cut at once)", stack, col, clients)
+	return append([]Verdict{
+		{ID: base + "-cut", Kind: Harness, Unit: "share", Check: Between(id, CutShare, 1, 1),
+			Text: where + ": Toxiproxy's limit_data ended every client at its cut (4 MiB, within 256 KiB), the fault the step is about"},
+	}, cutAftermath(base, where, id, boundMs, "the stack's own bound: a worker the cut left held would hold the fast path up", proxied, temps)...)
 }
 
 // A slow link between the front door and the app (engine.SlowLink:
