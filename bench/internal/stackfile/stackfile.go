@@ -202,7 +202,45 @@ type Requires struct {
 	// with your clients' round trip in it. Slow readers only: with
 	// another behaviour above 0 it is refused.
 	ClientLatencyMs int `yaml:"client_latency_ms"`
+	// Resets cuts clients off part-way and checks that your stack lets
+	// go of them: "download" cuts each of slow_readers downloads of
+	// paths.large, "upload" each of slow_uploads bodies sent to
+	// paths.upload, at ResetCutBytes (Toxiproxy's limit_data on a hop,
+	// which then closes both its sockets), all at once, 2 s into the
+	// transfer at 2 MiB/s (the lab's pace, whatever slow_read_kib_s says).
+	// The check passes when every client was cut there, every fast
+	// request started after the cut is served within fast_p95_ms, and
+	// your server (and front door) hold no more descriptors, nor NGINX a
+	// temp file, at the end than before the load: a worker still held by
+	// a cut client holds its socket. Each at most once; the clients cut
+	// at most MaxResetClients.
+	Resets []string `yaml:"resets"`
 }
+
+// The values requires.resets takes: the lab's reset columns (package
+// engine's ResetMidDownload and ResetMidUpload).
+const (
+	ResetDownload = "download"
+	ResetUpload   = "upload"
+)
+
+// ResetCutBytes is where a reset cuts a client: the bytes the hop relays
+// on its stream, headers included; ResetSlackBytes how far from it a
+// client may have moved its body and still count as cut there (package
+// engine's ResetCutBytes and CutSlackBytes; its tests hold them equal).
+// paths.large must be longer than both, or a download would end whole.
+const (
+	ResetCutBytes   = 4 << 20
+	ResetSlackBytes = 256 << 10
+)
+
+// MaxResetClients bounds the clients a reset cuts at once, all through
+// one hop: at 4, every client was cut where the hop cuts, directly and
+// behind NGINX; at 8 behind NGINX, 2 of 8 readers got 3.40 to 3.47 MB
+// before the hop closed, 0.7 MB short of its count (3 of 3 runs; at 16,
+// 10 of 16), so the cut was not the fault the step is about
+// (reports/measurements.md, stop 70).
+const MaxResetClients = 4
 
 // ClientLatenciesMs are the one-way delays requires.client_latency_ms
 // takes: the lab's latency columns' (package engine's Latency50 and

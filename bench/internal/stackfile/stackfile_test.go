@@ -16,14 +16,15 @@ import (
 const stacks = "../../../fixtures/stacks"
 
 // Every example stack file loads: the shop app's, the NGINX, HAProxy and
-// Caddy ones and the worked examples' (one directory each).
+// Caddy ones and the worked examples' (one directory each, the leaky
+// reports app's among them).
 func TestExamplesLoad(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(stacks, "*.yaml"))
 	require.NoError(t, err)
 	require.Len(t, files, 9)
 	worked, err := filepath.Glob(filepath.Join(stacks, "*", "stack.yaml"))
 	require.NoError(t, err)
-	require.Len(t, worked, 4)
+	require.Len(t, worked, 5)
 	for _, f := range append(files, worked...) {
 		t.Run(strings.TrimPrefix(f, stacks+"/"), func(t *testing.T) {
 			s, err := Load(f)

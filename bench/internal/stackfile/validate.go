@@ -193,6 +193,7 @@ func (f File) check() (*Tree, error) {
 			bad("requires.fast_p95_ms", r.FastP95Ms, fmt.Sprintf("above the round trip client_latency_ms makes, %d ms", 2*ms))
 		}
 	}
+	r.validateResets(f.Paths, bad)
 	if !required {
 		bad("requires", "no behaviour above 0", "at least one of slow_readers, slow_uploads, slow_headers, silent_connections, slow_tls, h2_slow_readers, ws_slow_consumers above 0")
 	}
@@ -201,6 +202,34 @@ func (f File) check() (*Tree, error) {
 	}
 	slices.SortFunc(errs, func(a, b error) int { return strings.Compare(a.Error(), b.Error()) })
 	return tree, errors.Join(errs...)
+}
+
+// validateResets checks requires.resets: known values, each once, with
+// clients to cut (at most MaxResetClients) and, for downloads, a body
+// longer than the cut.
+func (r Requires) validateResets(p Paths, bad func(string, any, string)) {
+	seen := map[string]bool{}
+	for _, v := range r.Resets {
+		clients, field := 0, ""
+		switch v {
+		case ResetDownload:
+			clients, field = r.SlowReaders, "slow_readers"
+		case ResetUpload:
+			clients, field = r.SlowUploads, "slow_uploads"
+		default:
+			bad("requires.resets", v, fmt.Sprintf("%q (cut the slow readers' downloads) or %q (the slow uploads' bodies)", ResetDownload, ResetUpload))
+			continue
+		}
+		switch {
+		case seen[v]:
+			bad("requires.resets", v, "each value at most once")
+		case clients <= 0 || clients > MaxResetClients:
+			bad("requires.resets", v, fmt.Sprintf("with %s 1 to %d: its clients are the ones cut, all at once (got %d)", field, MaxResetClients, clients))
+		case v == ResetDownload && p.Large != nil && p.Large.Bytes <= ResetCutBytes+ResetSlackBytes:
+			bad("paths.large.bytes", p.Large.Bytes, fmt.Sprintf("more than %d with requires.resets %s: the hop cuts each download at %d bytes (4 MiB), give or take %d", ResetCutBytes+ResetSlackBytes, v, ResetCutBytes, ResetSlackBytes))
+		}
+		seen[v] = true
+	}
 }
 
 // wholeKBs reports whether rate (bytes/s) lies within 0.1 % of whole KB/s
