@@ -47,6 +47,9 @@ func cutOf(c Condition, rec Record, o *report.Observed) *report.Cut {
 	cut.CutAtS = cutAt.Seconds()
 	var freed time.Duration
 	for _, d := range res.Downloads {
+		if c.Target != nil {
+			break // a team's app keeps no records
+		}
 		w, ok := rec.Writes[d.ID]
 		if !ok {
 			continue
@@ -64,7 +67,9 @@ func cutOf(c Condition, rec Record, o *report.Observed) *report.Cut {
 			cut.Incomplete++
 		}
 	}
-	cut.Missing = cut.Clients - cut.Records
+	if c.Target == nil { // a team's app's are not missing: it keeps none
+		cut.Missing = cut.Clients - cut.Records
+	}
 	if cut.Records > 0 {
 		s := freed.Seconds()
 		cut.FreedAfterCutS = &s

@@ -104,6 +104,16 @@ func TestCutOf(t *testing.T) {
 	assert.Equal(t, 1, cut.AtCut)
 	assert.Equal(t, []string{"no count of the app's descriptors before the load and at its end, which the leak check reads"}, cutProblems(cut, &report.Observed{}))
 
+	// A team's app keeps no records: none counted, none missing, nothing
+	// said of when its worker was freed; the rest as for the lab's.
+	team := c
+	team.Target = &Target{FastPath: "/healthz", LargePath: "/export", LargeBytes: c.BodyBytes}
+	cut = cutOf(team, rec, o)
+	assert.Equal(t, [4]int{0, 0, 0, 0}, [4]int{cut.Records, cut.Missing, cut.Incomplete, cut.Complete})
+	assert.Nil(t, cut.FreedAfterCutS)
+	assert.Equal(t, 1, cut.AtCut)
+	assert.Equal(t, map[string]int{"app": 2}, cut.FDsLeaked)
+
 	// No fault, no cut.
 	c.Fault = ""
 	assert.Nil(t, cutOf(c, rec, o))

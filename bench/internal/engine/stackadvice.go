@@ -81,6 +81,17 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 		}
 		failed = append(failed, clause)
 	}
+	for _, r := range st.Resets {
+		switch {
+		case r.Pass:
+			what, _, _ := strings.Cut(r.Text, ":") // "lets go of 2 slow readers cut at 4 MiB"
+			held = append(held, what)
+		case r.NoData:
+			unknown = append(unknown, r.Column+": "+r.Text)
+		default:
+			failed = append(failed, r.Text+": a cut client's worker, socket or file that the server never let go of")
+		}
+	}
 	if len(failed) == 0 && len(unknown) > 0 {
 		return fmt.Sprintf("The lab could not decide every requirement of %s: %s; nothing about the stack follows from those.",
 			strings.TrimPrefix(who, "Your stack "), strings.Join(unknown, "; "))

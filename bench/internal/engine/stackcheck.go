@@ -63,9 +63,35 @@ type StackCheck struct {
 	// H2Path is Path with TLS and HTTP/2 at NGINX's listener (h2Twin),
 	// for the slow HTTP/2 readers; zero unless the file requires them.
 	H2Path Path
+	// Resets are its required resets (requires.resets), in stackResets'
+	// order.
+	Resets []StackReset
 	// ExpectFails marks an example stack meant to fail a requirement:
 	// its verdicts fail all the same, and say that they were meant to.
 	ExpectFails bool
+}
+
+// StackReset is one required reset: a reset column's fault on the
+// stack's row and path, cutting Clients of its behaviour at once.
+type StackReset struct {
+	// Column is ResetMidDownload or ResetMidUpload, taking every row.
+	Column Column
+	// Noun names its clients in sentences ("slow readers").
+	Noun    string
+	Clients int
+}
+
+// stackResets are the resets a stack file can require
+// (stackfile.ResetDownload, ResetUpload): their columns, nouns and
+// clients, in the order they run.
+var stackResets = []struct {
+	value string
+	col   Column
+	noun  string
+	n     func(stackfile.Requires) int
+}{
+	{stackfile.ResetDownload, ResetMidDownload, "slow readers", func(r stackfile.Requires) int { return r.SlowReaders }},
+	{stackfile.ResetUpload, ResetMidUpload, "slow uploads", func(r stackfile.Requires) int { return r.SlowUploads }},
 }
 
 // StackOption sets a stack check up (CheckStack).
@@ -202,6 +228,13 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 			sc.Behaviours = append(sc.Behaviours, b)
 		}
 	}
+	for _, r := range stackResets {
+		if slices.Contains(f.Requires.Resets, r.value) {
+			col := r.col
+			col.Server = nil // the stack's row, which no matrix column lists
+			sc.Resets = append(sc.Resets, StackReset{Column: col, Noun: r.noun, Clients: r.n(f.Requires)})
+		}
+	}
 	if sc.Row.Concurrency == 0 { // none the lab can read: from the requirement
 		for _, b := range sc.Behaviours {
 			sc.Row.Concurrency = max(sc.Row.Concurrency, b.Required)
@@ -281,6 +314,13 @@ func (sc StackCheck) Step(b StackBehaviour, n int) Condition {
 	return c
 }
 
+// ResetStep is r's step: its clients cut at once, on the stack's path.
+// They move at the lab's pace (2 MiB/s), not slow_read_kib_s, so the cut
+// comes 2 s in, with the fast path's window left to show what it left.
+func (sc StackCheck) ResetStep(r StackReset) Condition {
+	return sc.condition(StackStepID(sc.File.Name, r.Column, r.Clients), r.Column, r.Clients)
+}
+
 // condition is the matrix's cell of the stack's row on its path under n
 // of col's clients, aimed at the team's paths and limits.
 func (sc StackCheck) condition(id string, col Column, n int) Condition {
@@ -288,7 +328,7 @@ func (sc StackCheck) condition(id string, col Column, n int) Condition {
 	c.AppLimits, c.ProxyLimits = sc.AppLimits, sc.ProxyLimits
 	t := sc.Target
 	c.Target = &t
-	if n > 0 && (col.ID == SlowRead.ID || col.ID == H2SlowRead.ID) {
+	if n > 0 && (col.ID == SlowRead.ID || col.ID == H2SlowRead.ID || col.ID == ResetMidDownload.ID) {
 		c.BodyBytes = t.LargeBytes
 	}
 	if ms := sc.File.Requires.ClientLatencyMs; ms > 0 && col.ID == SlowRead.ID {
@@ -312,9 +352,20 @@ func StackVerdictID(name, column string) string {
 	return fmt.Sprintf("stack-%s-%s-requirement", name, column)
 }
 
-// Verdicts are the check's requirements, one per behaviour: the fast path
-// holds its bound at every step up to the requirement.
+// Verdicts are the check's requirements, one per behaviour (the fast
+// path holds its bound at every step up to the requirement), then each
+// reset's (ResetVerdicts).
 func (sc StackCheck) Verdicts() []verdict.Verdict {
+	vs := sc.BehaviourVerdicts()
+	for _, r := range sc.Resets {
+		vs = append(vs, sc.ResetVerdicts(r)...)
+	}
+	return vs
+}
+
+// BehaviourVerdicts are the behaviours' requirements, one each, in
+// order (FoldStack reads their claims so).
+func (sc StackCheck) BehaviourVerdicts() []verdict.Verdict {
 	var vs []verdict.Verdict
 	for _, b := range sc.Behaviours {
 		var steps []string
@@ -328,6 +379,27 @@ func (sc StackCheck) Verdicts() []verdict.Verdict {
 			ExpectFails: sc.ExpectFails})
 	}
 	return vs
+}
+
+// ResetVerdicts are r's verdicts (verdict.StackCutVerdicts), the fast
+// path after the cut bounded by the stack's fast_p95_ms. An example meant
+// to fail (ExpectFails) is meant to fail a behaviour: its resets must
+// hold all the same.
+func (sc StackCheck) ResetVerdicts(r StackReset) []verdict.Verdict {
+	c := sc.ResetStep(r)
+	vs := verdict.StackCutVerdicts(sc.File.Name, r.Column.ID, c.ID, r.Clients, sc.File.Requires.P95Ms(),
+		c.Path.Proxy != nil, r.Column.ID == ResetMidDownload.ID && spills(c.Path))
+	return vs
+}
+
+// spills reports whether p's front door buffers responses to temp files
+// (its SpillDir), which the sampler then counts.
+func spills(p Path) bool {
+	if p.Proxy == nil {
+		return false
+	}
+	d, err := p.Proxy.Door()
+	return err == nil && d.SpillDir(*p.Proxy) != ""
 }
 
 // steps are b's steps as capacity steps, the baseline first: the matrix's

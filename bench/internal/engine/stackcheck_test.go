@@ -13,6 +13,7 @@ import (
 	"wsgilab/bench/internal/podspec"
 	"wsgilab/bench/internal/report"
 	"wsgilab/bench/internal/stackfile"
+	"wsgilab/bench/internal/verdict"
 	"wsgilab/nginxconf"
 )
 
@@ -452,4 +453,144 @@ func TestProtectors(t *testing.T) {
 	} {
 		assert.Equal(t, tc.want, protectors(m(tc.classes), "slow-read", "slow readers"), tc.name)
 	}
+}
+
+// A stack's resets (requires.resets) are the reset columns' faults on the
+// stack's own row and path, cutting its required clients of its own paths
+// at the lab's pace, downloads before uploads whatever the file's order.
+// Their verdicts bound the fast path after the cut by the stack's own
+// bound, and check what its path has: a front door's descriptors, and
+// the temp files of one that spills.
+func TestStackResets(t *testing.T) {
+	assert.EqualValues(t, ResetCutBytes, stackfile.ResetCutBytes)
+	assert.EqualValues(t, CutSlackBytes, stackfile.ResetSlackBytes)
+	assert.LessOrEqual(t, stackfile.MaxResetClients, MatrixStepLimit, "a reset step is a matrix-sized step")
+	for _, r := range stackResets {
+		f, ok := FaultByID(r.col.ID)
+		require.True(t, ok, r.value)
+		assert.True(t, f.Cut(), r.value)
+	}
+
+	f, err := stackfile.Load("../../../fixtures/stacks/django/stack.yaml")
+	require.NoError(t, err)
+	f.Requires.SlowUploads, f.Requires.SlowReadKiBs, f.Requires.Resets = 3, 512, []string{stackfile.ResetUpload, stackfile.ResetDownload}
+	sc, err := NewStackCheck(f)
+	require.NoError(t, err)
+	sc = sc.WithImage("wsgilab-stack:abc")
+	require.Len(t, sc.Resets, 2)
+	dl, up := sc.ResetStep(sc.Resets[0]), sc.ResetStep(sc.Resets[1])
+	assert.Equal(t, "stack-django-nginx-reset-mid-download-2", dl.ID)
+	assert.Equal(t, "stack-django-nginx-reset-mid-upload-3", up.ID)
+	for _, c := range []Condition{dl, up} {
+		require.NoError(t, c.Validate(), c.ID)
+		assert.Equal(t, NginxOn.ID, c.Path.ID, c.ID)
+		assert.Equal(t, "wsgilab-stack:abc", c.Pod("lab:1").Server.Image, c.ID)
+		require.NotNil(t, c.Pod("lab:1").Hops, c.ID)
+	}
+	assert.Equal(t, ResetDownload.ID, dl.Fault)
+	assert.Equal(t, 2, dl.Downloads)
+	assert.EqualValues(t, 16<<20, dl.BodyBytes)
+	assert.EqualValues(t, load.DefaultDownloadRate, dl.ReadRate, "the lab's pace, not slow_read_kib_s: the cut comes 2 s in")
+	spec := dl.Load("http://127.0.0.1:8080", "x")
+	assert.Equal(t, "http://"+podspec.ClientHopListen+"/export", spec.LargeURL)
+	assert.Equal(t, "http://127.0.0.1:8080/healthz", spec.FastURL, "the fast path keeps to the entry point")
+	assert.Equal(t, ResetUpload.ID, up.Fault)
+	assert.Equal(t, load.KindUpload, up.SlowKind)
+	assert.Equal(t, "http://"+podspec.ClientHopListen+"/import", up.Load("http://127.0.0.1:8080", "x").UploadURL)
+
+	ids := func(vs []verdict.Verdict) []string {
+		var out []string
+		for _, v := range vs {
+			out = append(out, strings.TrimPrefix(v.ID, "stack-django-nginx-"))
+		}
+		return out
+	}
+	assert.Equal(t, []string{"reset-mid-download-cut", "reset-mid-download-next-served", "reset-mid-download-next-not-held", "reset-mid-download-no-fd-leak",
+		"reset-mid-download-no-proxy-fd-leak", "reset-mid-download-no-temp-left"}, ids(sc.ResetVerdicts(sc.Resets[0])))
+	assert.Equal(t, []string{"reset-mid-upload-cut", "reset-mid-upload-next-served", "reset-mid-upload-next-not-held", "reset-mid-upload-no-fd-leak",
+		"reset-mid-upload-no-proxy-fd-leak"}, ids(sc.ResetVerdicts(sc.Resets[1])), "a request body spools where the proxy's descriptors count it")
+	assert.Contains(t, sc.ResetVerdicts(sc.Resets[0])[2].Text, "under 50 ms", "the stack's own bound")
+	all := ids(sc.Verdicts())
+	assert.Equal(t, []string{"slow-read-requirement", "slow-upload-requirement"}, all[:2], "the behaviours first, as FoldStack reads them")
+	assert.Len(t, all, 2+6+5)
+
+	// Direct: no front door's verdicts; behind HAProxy: its descriptors,
+	// no temp file (it spills none).
+	flask := loadStack(t, "flask/stack.yaml")
+	require.Len(t, flask.Resets, 1)
+	assert.Len(t, flask.ResetVerdicts(flask.Resets[0]), 4)
+	h, err := stackfile.Load("../../../fixtures/stacks/haproxy.yaml")
+	require.NoError(t, err)
+	h.Requires.Resets = []string{stackfile.ResetDownload}
+	hsc, err := NewStackCheck(h)
+	require.NoError(t, err)
+	assert.Len(t, hsc.ResetVerdicts(hsc.Resets[0]), 5)
+}
+
+// A reset's outcome in words (FoldReset), and its weight in the stack's
+// verdict: a leak fails the stack, a cut that did not come leaves it
+// undecided.
+func TestFoldReset(t *testing.T) {
+	none := 0
+	cut := &report.Cut{Clients: 2, AtCut: 2, BytesMin: 4194146, BytesMax: 4194146, FastAfter: 55, FastAfterOK: 55, FastAfterP95Ms: 4.46,
+		FDsLeaked: map[string]int{"app": 0, "proxy": 0}, TempFilesLeft: &none}
+	base := verdict.StackCutBase("shop", ResetMidDownload.ID)
+	claims := func(fail string, measured float64) []report.Claim {
+		var out []report.Claim
+		for _, s := range []string{"-cut", "-next-served", "-next-not-held", "-no-fd-leak", "-no-proxy-fd-leak", "-no-temp-left"} {
+			c := report.Claim{ID: base + s, Evaluated: true, Holds: true, Status: report.StatusHolds}
+			if s == fail {
+				c.Holds, c.Status, c.Measured = false, report.StatusFails, measured
+			}
+			out = append(out, c)
+		}
+		return out
+	}
+	r := report.StackReset{Column: ResetMidDownload.ID, Noun: "slow readers", Clients: 2, RunsSound: 1, RunsTotal: 1, Cut: cut}
+	got := FoldReset("shop", r, claims("", 0), 50)
+	assert.True(t, got.Pass)
+	assert.Equal(t, "lets go of 2 slow readers cut at 4 MiB: the next 55 fast requests served, p95 4.46 ms; no descriptor left nor temp file", got.Text)
+
+	got = FoldReset("shop", r, claims("-no-fd-leak", 2), 50)
+	assert.False(t, got.Pass)
+	assert.False(t, got.NoData)
+	assert.Equal(t, "keeps hold after 2 slow readers cut at 4 MiB: the app held 2 descriptors more at the end than before the load", got.Text)
+	leaky := report.Stack{Name: "shop", Baseline: report.StackStep{State: StateHeld}, Resets: []report.StackReset{got},
+		Behaviours: []report.StackBehaviour{{Column: "slow-read", Noun: "slow readers", Required: 2, Steps: []report.StackStep{{Clients: 2, State: StateHeld}}}}}
+	st := FoldStack(leaky, []report.Claim{{Evaluated: true, Holds: true, Measured: 3}}, nil)
+	assert.False(t, st.Pass, "a reset that fails fails the stack")
+	assert.Equal(t, report.VerdictFail, st.Verdict())
+	code, why := report.CheckExit([]report.Stack{st}, "shop")
+	assert.Equal(t, report.ExitFail, code)
+	assert.Contains(t, why, "reset-mid-download: keeps hold after 2 slow readers")
+	assert.Contains(t, st.Advice, "the app held 2 descriptors more")
+	var text strings.Builder
+	require.NoError(t, st.Text(&text))
+	assert.Contains(t, text.String(), "  FAIL reset-mid-download: keeps hold after 2 slow readers cut at 4 MiB", "the check's own output")
+
+	got = FoldReset("shop", r, claims("-next-not-held", 5960), 50)
+	assert.Equal(t, "keeps hold after 2 slow readers cut at 4 MiB: the fast path's p95 after the cut 5960 ms, over its 50 ms bound", got.Text)
+
+	// The hop did not cut: the step is not the fault it is about.
+	short := *cut
+	short.AtCut, short.BytesMax = 1, 16<<20
+	r.Cut = &short
+	got = FoldReset("shop", r, claims("-cut", 0.5), 50)
+	assert.True(t, got.NoData)
+	assert.Equal(t, "no data: the hop cut 1 of 2 slow readers at 4 MiB (they moved 4194146 to 16777216 bytes): the step is not the fault it is about", got.Text)
+	leaky.Resets = []report.StackReset{got}
+	st = FoldStack(leaky, []report.Claim{{Evaluated: true, Holds: true, Measured: 3}}, nil)
+	assert.Equal(t, report.VerdictUndecided, st.Verdict())
+
+	// No sound run, or a verdict with nothing to read.
+	r.Cut, r.RunsSound, r.RunsTotal = nil, 0, 3
+	got = FoldReset("shop", r, []report.Claim{{ID: base + "-cut", Status: report.StatusMissing}}, 50)
+	assert.True(t, got.NoData)
+	assert.Equal(t, "no data: no run of 2 slow readers cut at 4 MiB was measured whole", got.Text)
+
+	// Not run: RunStack's reason stands.
+	r.Text = "not run: the fast path breaks 50 ms with no slow client"
+	got = FoldReset("shop", r, nil, 50)
+	assert.True(t, got.NoData)
+	assert.Equal(t, r.Text, got.Text)
 }

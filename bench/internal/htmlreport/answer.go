@@ -51,6 +51,9 @@ func stackFinding(s report.Stack) string {
 	for _, b := range s.Behaviours {
 		texts = append(texts, fmt.Sprintf("%s (requires %d)", b.Text, b.Required))
 	}
+	for _, r := range s.Resets {
+		texts = append(texts, r.Column+": "+r.Text)
+	}
 	return fmt.Sprintf("Stack %s (%s, %s): %s: %s.", s.Name, s.Server, s.Path, s.Verdict(), strings.Join(texts, "; "))
 }
 

@@ -342,19 +342,21 @@ func cellView(c report.MatrixCell) matrixCellView {
 		v.Clients += fmt.Sprintf("; %d worker timeouts logged", c.WorkerTimeouts)
 	}
 	v.Memory = memoryText(c)
-	v.Cut = cutText(c.Cut)
+	v.Cut = cutText(c.Cut, true)
 	return v
 }
 
 // cutText says what a cut did and left (report.Cut): where the clients
 // were cut, what the app recorded, when its worker was freed, the next
 // /fast requests and the descriptors and temp files left; "" for none.
-func cutText(c *report.Cut) string {
+// records: the lab app's, which a team's app does not keep.
+func cutText(c *report.Cut, records bool) string {
 	if c == nil {
 		return ""
 	}
 	parts := []string{fmt.Sprintf("%d of %d cut at %s to %s KiB", c.AtCut, c.Clients, num(float64(c.BytesMin)/1024), num(float64(c.BytesMax)/1024))}
 	switch {
+	case !records:
 	case c.Records == 0:
 		parts = append(parts, "no app record (kept from the app)")
 	default:

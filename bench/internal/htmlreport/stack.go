@@ -18,6 +18,9 @@ type stackView struct {
 	Pass       bool
 	Baseline   string
 	Behaviours []stackBehaviourView
+	// Resets are its resets: Noun the column, Required the clients cut,
+	// Steps what the cut did and left.
+	Resets []stackBehaviourView
 }
 
 type stackBehaviourView struct {
@@ -58,9 +61,23 @@ func buildStacks(stacks []report.Stack, env *report.Environment) []stackView {
 			v.Behaviours = append(v.Behaviours, stackBehaviourView{Noun: b.Noun, Text: b.Text, Required: b.Required, Pass: b.Pass,
 				Steps: strings.Join(steps, "; ")})
 		}
+		for _, r := range s.Resets {
+			v.Resets = append(v.Resets, stackBehaviourView{Noun: r.Column + " (" + r.Noun + ")", Text: r.Text, Required: r.Clients, Pass: r.Pass,
+				Steps: resetText(r)})
+		}
 		out = append(out, v)
 	}
 	return out
+}
+
+// resetText is a reset's runs and what its cut did and left (cutText,
+// less the app's records, which a team's app does not keep).
+func resetText(r report.StackReset) string {
+	s := fmt.Sprintf("%s: runs %d of %d sound", r.Condition, r.RunsSound, r.RunsTotal)
+	if r.Cut != nil {
+		s += "; " + cutText(r.Cut, false)
+	}
+	return s
 }
 
 // stepText is "2: p95 5965 ms (broken; runs 5965 ms, 5964 ms)".

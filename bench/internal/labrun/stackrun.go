@@ -43,6 +43,9 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 			order = append(order, sc.Step(b, n))
 		}
 	}
+	for _, r := range sc.Resets {
+		order = append(order, sc.ResetStep(r))
+	}
 	next := func(c engine.Condition) *engine.Condition {
 		if c.ID == sc.Baseline().ID && len(order) > 0 {
 			return &order[0]
@@ -89,19 +92,57 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		}
 		st.Behaviours = append(st.Behaviours, sb)
 	}
+	for _, r := range sc.Resets {
+		sr := report.StackReset{Column: r.Column.ID, Noun: r.Noun, Clients: r.Clients, Condition: sc.ResetStep(r).ID}
+		if base.State != engine.StateHeld {
+			sr.Text = fmt.Sprintf("not run: the fast path breaks %g ms with no slow client", bound)
+		} else if err := l.runReset(t, sc.ResetStep(r), next(sc.ResetStep(r)), &sr); err != nil {
+			return st, err
+		}
+		st.Resets = append(st.Resets, sr)
+	}
 	// claims.json's stack table holds every check of the series; this
 	// check's claims are its own verdicts' ids.
 	all, err := l.Reports.Evaluate(engine.StackTable, l.Reports.StackVerdicts(sc))
 	if err != nil {
 		return st, err
 	}
-	var claims []report.Claim
-	for _, v := range sc.Verdicts() {
-		if i := slices.IndexFunc(all, func(c report.Claim) bool { return c.ID == v.ID }); i >= 0 {
-			claims = append(claims, all[i])
+	claimsOf := func(vs []verdict.Verdict) []report.Claim {
+		var out []report.Claim
+		for _, v := range vs {
+			if i := slices.IndexFunc(all, func(c report.Claim) bool { return c.ID == v.ID }); i >= 0 {
+				out = append(out, all[i])
+			}
+		}
+		return out
+	}
+	for i, r := range sc.Resets {
+		st.Resets[i] = engine.FoldReset(sc.File.Name, st.Resets[i], claimsOf(sc.ResetVerdicts(r)), bound)
+	}
+	return engine.FoldStack(st, claimsOf(sc.BehaviourVerdicts()), m), nil
+}
+
+// runReset runs a reset step c until one run is measured whole, at most
+// engine.MaxStepRuns: the cut's verdicts read the worst of its sound
+// runs, so one decides. Each run declares then as the next. r gets its
+// runs and cut.
+func (l *Lab) runReset(t stack.TB, c engine.Condition, then *engine.Condition, r *report.StackReset) error {
+	t.Helper()
+	for k := 1; k <= engine.MaxStepRuns; k++ {
+		if then != nil {
+			l.Then(*then, 1)
+		}
+		run, err := l.RunA(t, c, k)
+		if err != nil {
+			return fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
+		}
+		if run.Sound {
+			break
 		}
 	}
-	return engine.FoldStack(st, claims, m), nil
+	s, _ := l.Reports.Condition(c.ID)
+	r.RunsSound, r.RunsTotal, r.Cut = s.RunsSound, s.RunsTotal, s.Cut
+	return nil
 }
 
 // bracket runs the steps (ascending, the requirement among them) that

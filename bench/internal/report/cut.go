@@ -26,7 +26,8 @@ type Cut struct {
 	// whole body (it saw the cut), Complete those that say it did. A
 	// front door that took a body whole before the cut leaves complete
 	// records; one that kept a cut upload from the app, none. In a
-	// condition each is the most of any sound run.
+	// condition each is the most of any sound run. A team's app (a
+	// stack check's) keeps none: all four are 0.
 	Records    int `json:"records"`
 	Missing    int `json:"missing"`
 	Incomplete int `json:"incomplete"`
@@ -46,8 +47,8 @@ type Cut struct {
 	// reaching a socket or a path (a leak holds one; pipes and eventfds
 	// an event loop makes on first use are left out) its processes held
 	// at the window's end, the fewest over its last second
-	// (engine.FDSettleSpan), over the most before the load. Above 0 is a
-	// leak.
+	// (engine.FDSettleSpan), over their quiet count before the load
+	// (engine.FDQuietSpan). Above 0 is a leak.
 	FDsLeaked map[string]int `json:"fds_leaked"`
 	// TempFilesLeft is how many temp files NGINX still held open at the
 	// window's last sample; nil on a path with no NGINX spilling.

@@ -25,7 +25,9 @@ type Stack struct {
 	FastP95Ms  float64          `json:"fast_p95_ms"`
 	Baseline   StackStep        `json:"baseline"`
 	Behaviours []StackBehaviour `json:"behaviours"`
-	// Pass is true when every requirement held.
+	// Resets are its required resets (requires.resets), each one step.
+	Resets []StackReset `json:"resets,omitempty"`
+	// Pass is true when every requirement held, resets included.
 	Pass bool `json:"pass"`
 	// Advice is one sentence taken from the matrix.
 	Advice string `json:"advice"`
@@ -65,6 +67,32 @@ type StackBehaviour struct {
 	Text string `json:"text"`
 }
 
+// StackReset is one required reset: Clients of a behaviour cut part-way
+// at once (a reset column's fault on the stack), and what the cut left.
+type StackReset struct {
+	// Column is the matrix column ("reset-mid-download"), Noun its
+	// clients ("slow readers").
+	Column    string `json:"column"`
+	Noun      string `json:"noun"`
+	Clients   int    `json:"clients"`
+	Condition string `json:"condition"`
+	// RunsSound and RunsTotal count its runs: one, or more until one is
+	// measured whole (at most 3).
+	RunsSound int `json:"runs_sound"`
+	RunsTotal int `json:"runs_total"`
+	// Cut is what the cut did and left, the worst of its sound runs; nil
+	// when none was sound.
+	Cut *Cut `json:"cut,omitempty"`
+	// Pass is true when every verdict of the reset held; NoData when the
+	// lab could not judge it (no sound run, a verdict without data, or a
+	// hop that did not cut where it cuts).
+	Pass   bool `json:"pass"`
+	NoData bool `json:"no_data,omitempty"`
+	// Text is "lets go of 2 slow readers cut at 4 MiB: …" or what it
+	// kept hold of.
+	Text string `json:"text"`
+}
+
 // StackStep is one step: n slow clients, its condition and what its runs
 // said.
 type StackStep struct {
@@ -99,7 +127,7 @@ func (s Stack) Text(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s (%s, %s; capacity %d: %s; the fast path's p95 bound %g ms)\n", s.Name, s.Verdict(), s.Server, s.Path,
 		s.Capacity, s.Basis, s.FastP95Ms)
-	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s%s\n", msText(s.Baseline.P95Ms), s.Baseline.State, why(s.Baseline))
+	fmt.Fprintf(&b, "  baseline, no slow client: p95 %s ms, %s%s\n", MsText(s.Baseline.P95Ms), s.Baseline.State, why(s.Baseline))
 	for _, x := range s.Behaviours {
 		mark := "FAIL"
 		if x.Pass {
@@ -107,9 +135,19 @@ func (s Stack) Text(w io.Writer) error {
 		}
 		var steps []string
 		for _, st := range x.Steps {
-			steps = append(steps, fmt.Sprintf("%d: %s ms %s (%d run%s)", st.Clients, msText(st.P95Ms), st.State, st.RunsTotal, plural(st.RunsTotal)))
+			steps = append(steps, fmt.Sprintf("%d: %s ms %s (%d run%s)", st.Clients, MsText(st.P95Ms), st.State, st.RunsTotal, plural(st.RunsTotal)))
 		}
 		fmt.Fprintf(&b, "  %-4s %s: requires %d, %s [%s]\n", mark, x.Noun, x.Required, x.Text, strings.Join(steps, "; "))
+	}
+	for _, x := range s.Resets {
+		mark := "FAIL"
+		switch {
+		case x.Pass:
+			mark = "ok"
+		case x.NoData:
+			mark = "?"
+		}
+		fmt.Fprintf(&b, "  %-4s %s: %s (%s, %d run%s)\n", mark, x.Column, x.Text, x.Condition, x.RunsTotal, plural(x.RunsTotal))
 	}
 	fmt.Fprintf(&b, "Advice: %s\n", s.Advice)
 	_, err := io.WriteString(w, b.String())
@@ -144,6 +182,9 @@ func (s Stack) Verdict() string {
 	for _, b := range s.Behaviours {
 		failed = failed || (!b.Pass && !b.NoData)
 	}
+	for _, r := range s.Resets {
+		failed = failed || (!r.Pass && !r.NoData)
+	}
 	switch {
 	case !failed:
 		return VerdictUndecided
@@ -153,9 +194,9 @@ func (s Stack) Verdict() string {
 	return VerdictFail
 }
 
-// msText prints milliseconds to about three significant digits: 5965,
+// MsText prints milliseconds to about three significant digits: 5965,
 // 48.2, 1.24.
-func msText(v float64) string {
+func MsText(v float64) string {
 	switch {
 	case v >= 100:
 		return fmt.Sprintf("%.0f", v)
@@ -197,6 +238,14 @@ func CheckExit(stacks []Stack, name string) (int, string) {
 				undecided = append(undecided, b.Noun+": "+b.Text)
 			case !b.Pass:
 				failed = append(failed, fmt.Sprintf("%s: requires %d, %s", b.Noun, b.Required, b.Text))
+			}
+		}
+		for _, r := range s.Resets {
+			switch {
+			case r.NoData:
+				undecided = append(undecided, r.Column+": "+r.Text)
+			case !r.Pass:
+				failed = append(failed, r.Column+": "+r.Text)
 			}
 		}
 		switch s.Verdict() {
