@@ -99,6 +99,8 @@ func main() {
 		err = runInspect(os.Stdout)
 	case "run":
 		err = runLoad(os.Args[2:], os.Stdout)
+	case "warm":
+		err = runWarm(os.Args[2:])
 	case "probe":
 		err = runProbe(os.Args[2:], os.Stdout)
 	case "closed":
@@ -110,7 +112,7 @@ func main() {
 	case "hop":
 		err = runHop(os.Getenv(toxic.HopsEnv))
 	default:
-		err = fmt.Errorf("unknown command %q (want: get, run, closed, ab, probe, inspect, pod, hop)", os.Args[1])
+		err = fmt.Errorf("unknown command %q (want: get, run, warm, closed, ab, probe, inspect, pod, hop)", os.Args[1])
 	}
 	if err != nil {
 		pprof.StopCPUProfile()
@@ -228,6 +230,20 @@ func runInspect(stdout io.Writer) error {
 		return err
 	}
 	return json.NewEncoder(stdout).Encode(in)
+}
+
+// runWarm makes a load.Warm's requests (its one argument, as JSON): run
+// before the sampler starts, so that what the server opens on first use
+// is in the count before the load.
+func runWarm(args []string) error {
+	if len(args) != 1 {
+		return errors.New("warm takes one argument, a load.Warm as JSON")
+	}
+	var w load.Warm
+	if err := json.Unmarshal([]byte(args[0]), &w); err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	return load.RunWarm(context.Background(), w)
 }
 
 func runLoad(args []string, stdout io.Writer) error {

@@ -565,6 +565,16 @@ func (c Condition) Load(base, idPrefix string) load.Spec {
 		}
 		s.Stream = &load.StreamSpec{URL: u, Events: st.Events, AcceptGzip: st.AcceptGzip, Timeout: StreamTimeout}
 	}
+	if f, ok := FaultByID(c.Fault); ok && f.Cut() && c.Target != nil && c.Downloads > 0 {
+		// A team's app may open on its first download or upload what it
+		// keeps (a database connection, a cached file): fetched whole
+		// at the entry point, as many at once as the cut clients, before
+		// the count the leak checks compare with.
+		s.Warm = &load.Warm{URL: s.LargeURL, Count: c.Downloads}
+		if c.SlowKind == load.KindUpload {
+			s.Warm.URL, s.Warm.BodyBytes = s.UploadURL, c.BodyBytes
+		}
+	}
 	c.throughHop(&s) // last: a Target's paths go through it too
 	return s
 }

@@ -111,6 +111,16 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	rec.PodOpened = pod.Opened
 	mark := time.Now()
 	rec.Phases.PodS = mark.Sub(rec.Started).Seconds()
+	ld := l.Settings.Table().Load(c, pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
+	if ld.Warm != nil { // before the sampler, whose count before the load it is in
+		w, err := json.Marshal(ld.Warm)
+		if err == nil {
+			_, err = pod.Exec(pod.Client, image.AgentPath, "warm", string(w))
+		}
+		if err != nil {
+			return rec, fmt.Errorf("warming %s: %w", ld.Warm.URL, err)
+		}
+	}
 	var opts []stack.SamplerOption
 	if f, ok := engine.FaultByID(c.Fault); ok && f.Cut() { // its leak check's count before the load
 		opts = append(opts, stack.WithQuietFDs(engine.FDQuietSpan))
@@ -124,7 +134,6 @@ func (l *Lab) measureA(t stack.TB, c engine.Condition, k int) (engine.Record, er
 	// The load starts once the sampler has taken its first sample (a
 	// cutting fault's, once the descriptors are quiet): the two execs run
 	// at once, and LoadStartS holds both starts and that wait.
-	ld := l.Settings.Table().Load(c, pod.URL(""), fmt.Sprintf("%s-r%d", c.ID, k))
 	ld.After = sampling.ReadyAddr
 	ld.CAPEM = string(pod.CAPEM()) // empty unless the pod speaks TLS
 	if l.Safety != nil {           // the redo rule is on: its client meters its hiccups

@@ -171,6 +171,12 @@ type Spec struct {
 	After     string        `json:"after,omitempty"`
 	AfterWait time.Duration `json:"after_wait_ns,omitempty"`
 
+	// Warm, when set, is fetched whole before the sampler starts
+	// (RunWarm, which labrun execs as labagent warm and a Job's client
+	// runs itself), so that what the server opens on first use is in the
+	// count before the load. Run does not warm.
+	Warm *Warm `json:"warm,omitempty"`
+
 	// StopOnLag, when set, ends the run as soon as the /fast requester's
 	// own lag has made it a run the series redoes (disturb's lag bounds,
 	// which the harness copies here): the rest of its window would only
@@ -459,6 +465,8 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("load: HiccupEvery %v: want 0 (no meter) or at least %v", s.HiccupEvery, MinHiccupEvery)
 	case s.H2Only && (s.FastH2 || !strings.HasPrefix(s.FastURL, "http://")):
 		return fmt.Errorf("load: H2Only with FastURL %s, FastH2 %v: want an http:// FastURL (h2c by prior knowledge) and no second series", s.FastURL, s.FastH2)
+	case s.Warm != nil && s.Warm.validate() != nil:
+		return s.Warm.validate()
 	case s.H2Only && s.Stream != nil:
 		return errors.New("load: H2Only with an event stream: its reader speaks HTTP/1.1, which the entry point does not take")
 	case s.H2Only && s.Downloads > 0 && s.SlowKind != KindH2Read && s.SlowKind != KindH2Streams:

@@ -182,8 +182,9 @@ func Sampler(ctx context.Context, e Env, interval time.Duration) error {
 	return errors.Join(err, e.writeFile(SeriesFile, b))
 }
 
-// Client carries out the run: it waits for the pod's entry point, reads
-// its own limits and the namespace's sysctls, starts the sampler, runs
+// Client carries out the run: it waits for the pod's entry point, warms
+// what the load asks it to (load.Spec.Warm), reads its own limits and the
+// namespace's sysctls, starts the sampler, runs
 // the load once the sampler has sampled, stops the sampler and prints the
 // run's raw record, with the app's write records, its log and the
 // sampler's series, on stdout.
@@ -194,6 +195,11 @@ func Client(ctx context.Context, e Env, stdout io.Writer) error {
 	path, status := en.Pod.Server.Ready()
 	if err := retry(ctx, en.Pod.ReadyWait, func() error { return get(en.Pod.URL(path), status, 2*time.Second, en.Pod.H2C()) }); err != nil {
 		return fmt.Errorf("podrun: the pod's servers never answered: %w", err)
+	}
+	if w := en.Load.Warm; w != nil { // before the sampler, whose count before the load it is in
+		if err := load.RunWarm(ctx, *w); err != nil {
+			return fmt.Errorf("podrun: %w", err)
+		}
 	}
 	rec.Phases.PodS = time.Since(rec.Started).Seconds()
 	if err := e.markPID(podspec.RoleClient); err != nil {
