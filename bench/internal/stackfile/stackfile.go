@@ -203,17 +203,20 @@ type Requires struct {
 	// another behaviour above 0 it is refused.
 	ClientLatencyMs int `yaml:"client_latency_ms"`
 	// Resets cuts clients off part-way and checks that your stack lets
-	// go of them: "download" cuts each of slow_readers downloads of
-	// paths.large, "upload" each of slow_uploads bodies sent to
-	// paths.upload, at ResetCutBytes (Toxiproxy's limit_data on a hop,
-	// which then closes both its sockets), all at once, 2 s into the
-	// transfer at 2 MiB/s (the lab's pace, whatever slow_read_kib_s says).
-	// The check passes when every client was cut there, every fast
-	// request started after the cut is served within fast_p95_ms, and
-	// your server (and front door) hold no more descriptors, nor NGINX a
-	// temp file, at the end than before the load: a worker still held by
-	// a cut client holds its socket. Each at most once; the clients cut
-	// at most MaxResetClients.
+	// go of them: "download" cuts slow_readers downloads of paths.large,
+	// "upload" slow_uploads bodies sent to paths.upload, at most
+	// MaxResetClients of either, at ResetCutBytes (Toxiproxy's
+	// limit_data on a hop, which then closes both its sockets), all at
+	// once, 2 s into the transfer at 2 MiB/s (the lab's pace, whatever
+	// slow_read_kib_s says; client_latency_ms does not apply). Before
+	// its count of descriptors the lab fetches the path whole as many
+	// times at once, so that what your app opens on first use and keeps
+	// is not taken for a leak. The check passes when every client was
+	// cut there, no fast request after the cut failed and their p95 is
+	// within fast_p95_ms, and your server (and front door) hold no more
+	// descriptors, nor NGINX from the lab's template a temp file, at the
+	// end than before the load: a worker still held by a cut client
+	// holds its socket. Each value at most once.
 	Resets []string `yaml:"resets"`
 }
 
@@ -235,10 +238,12 @@ const (
 )
 
 // MaxResetClients bounds the clients a reset cuts at once, all through
-// one hop: at 4, every client was cut where the hop cuts, directly and
-// behind NGINX; at 8 behind NGINX, 2 of 8 readers got 3.40 to 3.47 MB
+// one hop (a requirement above it is cut at it): 4 readers behind NGINX
+// buffering on were all cut where the hop cuts (3 runs), as were 2
+// readers or uploads on every path measured (directly, NGINX, HAProxy; 5
+// runs each), but at 8 behind NGINX 2 readers got 3.40 to 3.47 MB
 // before the hop closed, 0.7 MB short of its count (3 of 3 runs; at 16,
-// 10 of 16), so the cut was not the fault the step is about
+// 10 of 16), a cut that is not the fault the step is about
 // (reports/measurements.md, stop 70).
 const MaxResetClients = 4
 

@@ -205,8 +205,7 @@ func (f File) check() (*Tree, error) {
 }
 
 // validateResets checks requires.resets: known values, each once, with
-// clients to cut (at most MaxResetClients) and, for downloads, a body
-// longer than the cut.
+// clients to cut and, for downloads, a body longer than the cut.
 func (r Requires) validateResets(p Paths, bad func(string, any, string)) {
 	seen := map[string]bool{}
 	for _, v := range r.Resets {
@@ -223,8 +222,8 @@ func (r Requires) validateResets(p Paths, bad func(string, any, string)) {
 		switch {
 		case seen[v]:
 			bad("requires.resets", v, "each value at most once")
-		case clients <= 0 || clients > MaxResetClients:
-			bad("requires.resets", v, fmt.Sprintf("with %s 1 to %d: its clients are the ones cut, all at once (got %d)", field, MaxResetClients, clients))
+		case clients <= 0:
+			bad("requires.resets", v, fmt.Sprintf("with %s 1 or more: its clients are the ones cut, up to %d at once (got %d)", field, MaxResetClients, clients))
 		case v == ResetDownload && p.Large != nil && p.Large.Bytes <= ResetCutBytes+ResetSlackBytes:
 			bad("paths.large.bytes", p.Large.Bytes, fmt.Sprintf("more than %d with requires.resets %s: the hop cuts each download at %d bytes (4 MiB), give or take %d", ResetCutBytes+ResetSlackBytes, v, ResetCutBytes, ResetSlackBytes))
 		}
