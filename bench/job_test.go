@@ -98,6 +98,9 @@ var jobTests = []struct {
 	{"TestStack", nil, stackChecks, 68 * time.Second, 0},
 	{"TestStackWSPath", nil, nil, 5 * time.Second, 0},
 	{"TestStackProxyConfig", nil, nil, 3 * time.Second, 0},
+	// The leaky stack's reset step alone, one run, its app image built
+	// first (2026-12-07, AMD EPYC: 11 s).
+	{"TestStackResetCatchesLeak", nil, nil, 12 * time.Second, 0},
 	{"TestStream", func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
 		return p.Streams, func(engine.Condition) int { return p.StreamRuns }
 	}, nil, 6300 * time.Millisecond, 0},

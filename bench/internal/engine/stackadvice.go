@@ -52,7 +52,8 @@ func pathPhrase(id string) string {
 
 // StackAdvice is one sentence for st, taken from the matrix m: for each
 // behaviour that failed, where the stack stalled and what protected every
-// cell of that column in m; for a stack that passed, what held.
+// cell of that column in m, and for each reset that failed, what the cut
+// left held; for a stack that passed, what held.
 func StackAdvice(st report.Stack, m *report.Matrix) string {
 	who := fmt.Sprintf("Your stack (%s, %s)", st.Server, pathPhrase(st.Path))
 	switch st.Baseline.State {
@@ -89,7 +90,7 @@ func StackAdvice(st report.Stack, m *report.Matrix) string {
 		case r.NoData:
 			unknown = append(unknown, r.Column+": "+r.Text)
 		default:
-			failed = append(failed, r.Text+": a cut client's worker, socket or file that the server never let go of")
+			failed = append(failed, r.Text)
 		}
 	}
 	if len(failed) == 0 && len(unknown) > 0 {

@@ -18,8 +18,8 @@ import (
 // A stack check puts a team's stack file (package stackfile) through the
 // matrix's columns its requirements name: its server is one more matrix
 // row, on one path (direct, NGINX from the lab's template, or the team's
-// own NGINX config), stepped 0, then as a bracket of each requirement
-// (labrun's RunStack).
+// own NGINX config), stepped 0, then as a bracket of each requirement,
+// then cut by each of its resets (labrun's RunStack).
 
 // StackBehaviour is one required slow-client behaviour: a matrix column.
 type StackBehaviour struct {
@@ -72,7 +72,8 @@ type StackCheck struct {
 }
 
 // StackReset is one required reset: a reset column's fault on the
-// stack's row and path, cutting Clients of its behaviour at once.
+// stack's row and path, cutting Clients of its behaviour at once: the
+// behaviour's requirement, at most stackfile.MaxResetClients.
 type StackReset struct {
 	// Column is ResetMidDownload or ResetMidUpload, taking every row.
 	Column Column
@@ -232,7 +233,7 @@ func NewStackCheck(f stackfile.File) (StackCheck, error) {
 		if slices.Contains(f.Requires.Resets, r.value) {
 			col := r.col
 			col.Server = nil // the stack's row, which no matrix column lists
-			sc.Resets = append(sc.Resets, StackReset{Column: col, Noun: r.noun, Clients: r.n(f.Requires)})
+			sc.Resets = append(sc.Resets, StackReset{Column: col, Noun: r.noun, Clients: min(r.n(f.Requires), stackfile.MaxResetClients)})
 		}
 	}
 	if sc.Row.Concurrency == 0 { // none the lab can read: from the requirement
@@ -387,15 +388,19 @@ func (sc StackCheck) BehaviourVerdicts() []verdict.Verdict {
 // hold all the same.
 func (sc StackCheck) ResetVerdicts(r StackReset) []verdict.Verdict {
 	c := sc.ResetStep(r)
-	vs := verdict.StackCutVerdicts(sc.File.Name, r.Column.ID, c.ID, r.Clients, sc.File.Requires.P95Ms(),
-		c.Path.Proxy != nil, r.Column.ID == ResetMidDownload.ID && spills(c.Path))
+	vs := verdict.StackCutVerdicts(sc.File.Name, r.Column.ID, c.ID, sc.Target.FastPath, r.Clients, sc.File.Requires.P95Ms(),
+		c.Path.Proxy != nil, r.Column.ID == ResetMidDownload.ID && templateSpills(c.Path))
 	return vs
 }
 
-// spills reports whether p's front door buffers responses to temp files
-// (its SpillDir), which the sampler then counts.
-func spills(p Path) bool {
-	if p.Proxy == nil {
+// templateSpills reports whether p's front door is NGINX from the lab's
+// template, which spills responses to the temp path the sampler watches
+// (proxy.Door.SpillDir). A team's own config may put them elsewhere, and
+// another door's spill directory holds no responses (lighttpd's is for
+// uploads): no temp-file verdict there, rather than one that holds on
+// nothing.
+func templateSpills(p Path) bool {
+	if p.Proxy == nil || p.Proxy.Kind != proxy.KindNginx || p.Proxy.Nginx == nil || p.Proxy.Nginx.Custom != "" {
 		return false
 	}
 	d, err := p.Proxy.Door()

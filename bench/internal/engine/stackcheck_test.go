@@ -494,6 +494,10 @@ func TestStackResets(t *testing.T) {
 	spec := dl.Load("http://127.0.0.1:8080", "x")
 	assert.Equal(t, "http://"+podspec.ClientHopListen+"/export", spec.LargeURL)
 	assert.Equal(t, "http://127.0.0.1:8080/healthz", spec.FastURL, "the fast path keeps to the entry point")
+	assert.Equal(t, &load.Warm{URL: "http://127.0.0.1:8080/export", Count: 2}, spec.Warm,
+		"as many whole downloads at the entry point, before the count the leak checks compare with")
+	assert.Equal(t, &load.Warm{URL: "http://127.0.0.1:8080/import", BodyBytes: 16 << 20, Count: 3}, up.Load("http://127.0.0.1:8080", "x").Warm)
+	assert.Nil(t, sc.Baseline().Load("http://127.0.0.1:8080", "x").Warm, "no cut, nothing to warm")
 	assert.Equal(t, ResetUpload.ID, up.Fault)
 	assert.Equal(t, load.KindUpload, up.SlowKind)
 	assert.Equal(t, "http://"+podspec.ClientHopListen+"/import", up.Load("http://127.0.0.1:8080", "x").UploadURL)
@@ -525,6 +529,13 @@ func TestStackResets(t *testing.T) {
 	hsc, err := NewStackCheck(h)
 	require.NoError(t, err)
 	assert.Len(t, hsc.ResetVerdicts(hsc.Resets[0]), 5)
+
+	// A requirement above MaxResetClients is cut at it.
+	h.Requires.SlowReaders, h.Requires.SlowReadKiBs = 10, 512
+	hsc, err = NewStackCheck(h)
+	require.NoError(t, err)
+	assert.Equal(t, stackfile.MaxResetClients, hsc.Resets[0].Clients)
+	assert.Equal(t, stackfile.MaxResetClients, hsc.ResetStep(hsc.Resets[0]).Downloads)
 }
 
 // A reset's outcome in words (FoldReset), and its weight in the stack's
@@ -547,11 +558,11 @@ func TestFoldReset(t *testing.T) {
 		return out
 	}
 	r := report.StackReset{Column: ResetMidDownload.ID, Noun: "slow readers", Clients: 2, RunsSound: 1, RunsTotal: 1, Cut: cut}
-	got := FoldReset("shop", r, claims("", 0), 50)
+	got := FoldReset("shop", r, claims("", 0), 50, "", nil)
 	assert.True(t, got.Pass)
 	assert.Equal(t, "lets go of 2 slow readers cut at 4 MiB: the next 55 fast requests served, p95 4.46 ms; no descriptor left nor temp file", got.Text)
 
-	got = FoldReset("shop", r, claims("-no-fd-leak", 2), 50)
+	got = FoldReset("shop", r, claims("-no-fd-leak", 2), 50, "", nil)
 	assert.False(t, got.Pass)
 	assert.False(t, got.NoData)
 	assert.Equal(t, "keeps hold after 2 slow readers cut at 4 MiB: the app held 2 descriptors more at the end than before the load", got.Text)
@@ -568,29 +579,51 @@ func TestFoldReset(t *testing.T) {
 	require.NoError(t, st.Text(&text))
 	assert.Contains(t, text.String(), "  FAIL reset-mid-download: keeps hold after 2 slow readers cut at 4 MiB", "the check's own output")
 
-	got = FoldReset("shop", r, claims("-next-not-held", 5960), 50)
+	got = FoldReset("shop", r, claims("-next-not-held", 5960), 50, "", nil)
 	assert.Equal(t, "keeps hold after 2 slow readers cut at 4 MiB: the fast path's p95 after the cut 5960 ms, over its 50 ms bound", got.Text)
 
 	// The hop did not cut: the step is not the fault it is about.
 	short := *cut
 	short.AtCut, short.BytesMax = 1, 16<<20
 	r.Cut = &short
-	got = FoldReset("shop", r, claims("-cut", 0.5), 50)
+	got = FoldReset("shop", r, claims("-cut", 0.5), 50, "", nil)
 	assert.True(t, got.NoData)
 	assert.Equal(t, "no data: the hop cut 1 of 2 slow readers at 4 MiB (they moved 4194146 to 16777216 bytes): the step is not the fault it is about", got.Text)
 	leaky.Resets = []report.StackReset{got}
 	st = FoldStack(leaky, []report.Claim{{Evaluated: true, Holds: true, Measured: 3}}, nil)
 	assert.Equal(t, report.VerdictUndecided, st.Verdict())
 
-	// No sound run, or a verdict with nothing to read.
-	r.Cut, r.RunsSound, r.RunsTotal = nil, 0, 3
-	got = FoldReset("shop", r, []report.Claim{{ID: base + "-cut", Status: report.StatusMissing}}, 50)
+	// A cut not judged, with another verdict failing: no data, not a
+	// failure; the cut is judged first.
+	r.Cut = cut
+	unjudged := claims("-no-fd-leak", 2)
+	unjudged[0].Evaluated, unjudged[0].Holds, unjudged[0].Status = false, false, report.StatusMissing
+	got = FoldReset("shop", r, unjudged, 50, "", nil)
 	assert.True(t, got.NoData)
-	assert.Equal(t, "no data: no run of 2 slow readers cut at 4 MiB was measured whole", got.Text)
+	assert.Equal(t, "no data: nothing to judge the cut by", got.Text)
+	nextUnjudged := claims("", 0)
+	nextUnjudged[2].Evaluated, nextUnjudged[2].Status = false, report.StatusMissing
+	got = FoldReset("shop", r, nextUnjudged, 50, "", nil)
+	assert.Equal(t, "no data: nothing to judge next-not-held by", got.Text)
 
-	// Not run: RunStack's reason stands.
-	r.Text = "not run: the fast path breaks 50 ms with no slow client"
-	got = FoldReset("shop", r, nil, 50)
+	// No sound run: its runs' reasons.
+	r.Cut, r.RunsSound, r.RunsTotal = nil, 0, 3
+	got = FoldReset("shop", r, []report.Claim{{ID: base + "-cut", Status: report.StatusMissing}}, 50, "", []string{"run 1: the client stalled", "run 2: the client stalled"})
 	assert.True(t, got.NoData)
-	assert.Equal(t, r.Text, got.Text)
+	assert.Equal(t, "no data: no run of 2 slow readers cut at 4 MiB was measured whole (run 1: the client stalled; run 2: the client stalled)", got.Text)
+
+	// Not run: RunStack's reason, and folding twice changes nothing.
+	got = FoldReset("shop", r, nil, 50, "the fast path breaks 50 ms with no slow client", nil)
+	assert.True(t, got.NoData)
+	assert.Equal(t, "not run: the fast path breaks 50 ms with no slow client", got.Text)
+	r.Cut, r.RunsSound, r.RunsTotal = cut, 1, 1
+	again := FoldReset("shop", FoldReset("shop", r, claims("", 0), 50, "", nil), claims("", 0), 50, "", nil)
+	assert.True(t, again.Pass)
+
+	// An example meant to fail is meant to fail a behaviour: a failed
+	// reset is a plain failure.
+	meant := leaky
+	meant.ExpectFails = true
+	meant.Resets = []report.StackReset{FoldReset("shop", r, claims("-no-fd-leak", 1), 50, "", nil)}
+	assert.Equal(t, report.VerdictFail, FoldStack(meant, []report.Claim{{Evaluated: true, Holds: true, Measured: 3}}, nil).Verdict())
 }

@@ -62,8 +62,8 @@ func StepOf(s report.Condition, n int, bound float64) report.StackStep {
 }
 
 // FoldStack completes st from its requirements' claims (one per
-// behaviour, in order): what held, where it stalled, PASS or FAIL, and the
-// advice from m.
+// behaviour, in order) and its resets (FoldReset's): what held, where it
+// stalled, PASS or FAIL, and the advice from m.
 func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.Stack {
 	st.Pass = len(st.Behaviours) > 0
 	for i := range st.Behaviours {
@@ -110,41 +110,56 @@ func FoldStack(st report.Stack, claims []report.Claim, m *report.Matrix) report.
 	return st
 }
 
-// FoldReset completes r from its verdicts' claims (ResetVerdicts, the
-// cut's first): Pass when every one held; no data when its step had no
-// sound run, the hop did not cut every client where it cuts, or a
-// verdict had nothing to read; else what the cut left, in words.
-func FoldReset(stack string, r report.StackReset, claims []report.Claim, bound float64) report.StackReset {
-	r.Pass, r.NoData = false, false
+// FoldReset completes r from its verdicts' claims (ResetVerdicts): Pass
+// when every one held; no data when notRun says why its step never ran
+// (the baseline did not hold), when no run of it was measured whole
+// (unsound: its runs' reasons), when the hop did not cut every client
+// where it cuts (the cut, judged first), or when a verdict had nothing
+// to read; else what the cut left held, in words.
+func FoldReset(stack string, r report.StackReset, claims []report.Claim, bound float64, notRun string, unsound []string) report.StackReset {
+	r.Pass, r.NoData = false, true
 	what := fmt.Sprintf("%d %s cut at 4 MiB", r.Clients, r.Noun)
-	if r.Text != "" { // the step never ran: RunStack says why
-		r.NoData = true
+	byEnd := map[string]report.Claim{}
+	for _, c := range claims {
+		byEnd[strings.TrimPrefix(c.ID, verdict.StackCutBase(stack, r.Column))] = c
+	}
+	cut, ok := byEnd["-cut"]
+	switch {
+	case notRun != "":
+		r.Text = "not run: " + notRun
+		return r
+	case r.RunsSound == 0 || r.Cut == nil:
+		r.Text = "no data: no run of " + what + " was measured whole"
+		if len(unsound) > 0 {
+			r.Text += " (" + strings.Join(unsound, "; ") + ")"
+		}
+		return r
+	case !ok || !cut.Evaluated:
+		r.Text = "no data: nothing to judge the cut by"
+		return r
+	case !cut.Holds:
+		r.Text = fmt.Sprintf("no data: the hop cut %d of %d %s at 4 MiB (they moved %d to %d bytes): the step is not the fault it is about",
+			r.Cut.AtCut, r.Cut.Clients, r.Noun, r.Cut.BytesMin, r.Cut.BytesMax)
 		return r
 	}
 	var kept, unjudged []string
 	for _, c := range claims {
-		suffix := strings.TrimPrefix(c.ID, verdict.StackCutBase(stack, r.Column))
+		end := strings.TrimPrefix(c.ID, verdict.StackCutBase(stack, r.Column)+"-")
 		switch {
+		case c.ID == cut.ID:
 		case !c.Evaluated:
-			unjudged = append(unjudged, suffix)
-		case suffix == "-cut" && !c.Holds:
-			r.NoData = true
-			r.Text = fmt.Sprintf("no data: the hop cut %s %s at 4 MiB (they moved %d to %d bytes): the step is not the fault it is about",
-				cutShare(r.Cut), r.Noun, r.Cut.BytesMin, r.Cut.BytesMax)
-			return r
+			unjudged = append(unjudged, end)
 		case !c.Holds:
-			kept = append(kept, resetProblem(suffix, c, bound))
+			kept = append(kept, resetProblem(end, c, bound))
 		}
 	}
 	switch {
-	case len(claims) == 0 || r.RunsSound == 0:
-		r.NoData, r.Text = true, "no data: no run of "+what+" was measured whole"
 	case len(kept) > 0:
-		r.Text = "keeps hold after " + what + ": " + strings.Join(kept, "; ")
+		r.NoData, r.Text = false, "keeps hold after "+what+": "+strings.Join(kept, "; ")
 	case len(unjudged) > 0:
-		r.NoData, r.Text = true, "no data: nothing to judge "+strings.Join(unjudged, ", ")+" by"
+		r.Text = "no data: nothing to judge " + strings.Join(unjudged, ", ") + " by"
 	default:
-		r.Pass = true
+		r.Pass, r.NoData = true, false
 		r.Text = fmt.Sprintf("lets go of %s: the next %d fast requests served, p95 %s ms; no descriptor left", what, r.Cut.FastAfter, report.MsText(r.Cut.FastAfterP95Ms))
 		if r.Cut.TempFilesLeft != nil {
 			r.Text += " nor temp file"
@@ -153,27 +168,18 @@ func FoldReset(stack string, r report.StackReset, claims []report.Claim, bound f
 	return r
 }
 
-// cutShare is "2 of 2" (clients cut at the cut of those run), "?" with no
-// cut on record.
-func cutShare(c *report.Cut) string {
-	if c == nil {
-		return "?"
-	}
-	return fmt.Sprintf("%d of %d", c.AtCut, c.Clients)
-}
-
 // resetProblem says what a reset verdict that failed measured.
-func resetProblem(suffix string, c report.Claim, bound float64) string {
-	switch suffix {
-	case "-next-served":
+func resetProblem(end string, c report.Claim, bound float64) string {
+	switch end {
+	case "next-served":
 		return fmt.Sprintf("%g fast requests after the cut failed", c.Measured)
-	case "-next-not-held":
+	case "next-not-held":
 		return fmt.Sprintf("the fast path's p95 after the cut %s ms, over its %g ms bound", report.MsText(c.Measured), bound)
-	case "-no-fd-leak":
+	case "no-fd-leak":
 		return fmt.Sprintf("the app held %g descriptors more at the end than before the load", c.Measured)
-	case "-no-proxy-fd-leak":
+	case "no-proxy-fd-leak":
 		return fmt.Sprintf("the front door held %g descriptors more at the end than before the load", c.Measured)
-	case "-no-temp-left":
+	case "no-temp-left":
 		return fmt.Sprintf("NGINX held %g temp files at the end", c.Measured)
 	}
 	return c.ID + " fails"

@@ -27,6 +27,8 @@ type stackBehaviourView struct {
 	Noun, Text, Steps string
 	Required          int
 	Pass              bool
+	// NoData: a reset the lab could not judge (neither pass nor fail).
+	NoData bool
 }
 
 // buildStacks shows each stack check: its verdict per behaviour, the
@@ -63,7 +65,7 @@ func buildStacks(stacks []report.Stack, env *report.Environment) []stackView {
 		}
 		for _, r := range s.Resets {
 			v.Resets = append(v.Resets, stackBehaviourView{Noun: r.Column + " (" + r.Noun + ")", Text: r.Text, Required: r.Clients, Pass: r.Pass,
-				Steps: resetText(r)})
+				NoData: r.NoData, Steps: resetText(r)})
 		}
 		out = append(out, v)
 	}

@@ -20,7 +20,8 @@ import (
 // next step past it when that held, or the steps below it from 1 up to
 // the first that did not hold when it did not. A step is one run; one that broke
 // gets a second, and a tie a third, so that one noisy run decides
-// nothing. The runs land in the series' reports; sc's requirements are
+// nothing. Then each reset, one step (runReset), folded by
+// engine.FoldReset. The runs land in the series' reports; sc's requirements are
 // judged as the "stack" table of claims.json. m is the matrix the advice
 // is taken from.
 func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (report.Stack, error) {
@@ -92,12 +93,17 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		}
 		st.Behaviours = append(st.Behaviours, sb)
 	}
-	for _, r := range sc.Resets {
+	// Each reset after the behaviours, unless the fast path did not hold
+	// with no slow client: its bound after the cut would say nothing.
+	notRun := map[string]string{engine.StateBroken: fmt.Sprintf("the fast path breaks %g ms with no slow client", bound),
+		engine.StateNoData: "the lab could not measure the baseline, with no slow client: " + base.Why}[base.State]
+	unsound := make([][]string, len(sc.Resets))
+	for i, r := range sc.Resets {
 		sr := report.StackReset{Column: r.Column.ID, Noun: r.Noun, Clients: r.Clients, Condition: sc.ResetStep(r).ID}
-		if base.State != engine.StateHeld {
-			sr.Text = fmt.Sprintf("not run: the fast path breaks %g ms with no slow client", bound)
-		} else if err := l.runReset(t, sc.ResetStep(r), next(sc.ResetStep(r)), &sr); err != nil {
-			return st, err
+		if notRun == "" {
+			if unsound[i], err = l.runReset(t, sc.ResetStep(r), next(sc.ResetStep(r)), &sr); err != nil {
+				return st, err
+			}
 		}
 		st.Resets = append(st.Resets, sr)
 	}
@@ -117,7 +123,7 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 		return out
 	}
 	for i, r := range sc.Resets {
-		st.Resets[i] = engine.FoldReset(sc.File.Name, st.Resets[i], claimsOf(sc.ResetVerdicts(r)), bound)
+		st.Resets[i] = engine.FoldReset(sc.File.Name, st.Resets[i], claimsOf(sc.ResetVerdicts(r)), bound, notRun, unsound[i])
 	}
 	return engine.FoldStack(st, claimsOf(sc.BehaviourVerdicts()), m), nil
 }
@@ -125,24 +131,26 @@ func (l *Lab) RunStack(t stack.TB, sc engine.StackCheck, m *report.Matrix) (repo
 // runReset runs a reset step c until one run is measured whole, at most
 // engine.MaxStepRuns: the cut's verdicts read the worst of its sound
 // runs, so one decides. Each run declares then as the next. r gets its
-// runs and cut.
-func (l *Lab) runReset(t stack.TB, c engine.Condition, then *engine.Condition, r *report.StackReset) error {
+// runs and cut; the reasons of the runs not measured whole are returned.
+func (l *Lab) runReset(t stack.TB, c engine.Condition, then *engine.Condition, r *report.StackReset) ([]string, error) {
 	t.Helper()
+	var unsound []string
 	for k := 1; k <= engine.MaxStepRuns; k++ {
 		if then != nil {
 			l.Then(*then, 1)
 		}
 		run, err := l.RunA(t, c, k)
 		if err != nil {
-			return fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
+			return nil, fmt.Errorf("stack check: %s run %d: %w", c.ID, k, err)
 		}
 		if run.Sound {
 			break
 		}
+		unsound = append(unsound, fmt.Sprintf("run %d: %s", k, run.Invalid))
 	}
 	s, _ := l.Reports.Condition(c.ID)
 	r.RunsSound, r.RunsTotal, r.Cut = s.RunsSound, s.RunsTotal, s.Cut
-	return nil
+	return unsound, nil
 }
 
 // bracket runs the steps (ascending, the requirement among them) that

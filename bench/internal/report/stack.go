@@ -84,8 +84,9 @@ type StackReset struct {
 	// when none was sound.
 	Cut *Cut `json:"cut,omitempty"`
 	// Pass is true when every verdict of the reset held; NoData when the
-	// lab could not judge it (no sound run, a verdict without data, or a
-	// hop that did not cut where it cuts).
+	// lab could not judge it (not run, as when the baseline did not hold;
+	// no sound run; a verdict without data; or a hop that did not cut
+	// where it cuts).
 	Pass   bool `json:"pass"`
 	NoData bool `json:"no_data,omitempty"`
 	// Text is "lets go of 2 slow readers cut at 4 MiB: …" or what it
@@ -182,10 +183,13 @@ func (s Stack) Verdict() string {
 	for _, b := range s.Behaviours {
 		failed = failed || (!b.Pass && !b.NoData)
 	}
+	resetFailed := false
 	for _, r := range s.Resets {
-		failed = failed || (!r.Pass && !r.NoData)
+		resetFailed = resetFailed || (!r.Pass && !r.NoData)
 	}
 	switch {
+	case resetFailed: // an example is meant to fail a behaviour, never a reset
+		return VerdictFail
 	case !failed:
 		return VerdictUndecided
 	case s.ExpectFails:

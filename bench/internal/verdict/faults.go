@@ -190,21 +190,21 @@ func CutVerdicts(col, row, path, id string, proxied bool) []Verdict {
 	default:
 		panic("verdict: CutRule records " + r.Records)
 	}
-	return append(vs, cutAftermath(base, where, id, NextHeldMs, "nothing the cut left holds a worker, which would make it seconds", proxied, proxied && col == "reset-mid-download")...)
+	return append(vs, cutAftermath(base, where, id, "/fast", NextHeldMs, "nothing the cut left holds a worker, which would make it seconds", proxied, proxied && col == "reset-mid-download")...)
 }
 
 // cutAftermath are what a cut must leave, on the cell measured by
-// condition id (its verdicts' ids base-...): every /fast request after
-// the cut served, their p95 under nextMs (nextWhy says why that line);
-// no more descriptors of the app's, nor, when proxied, of the proxy's, at
-// the end of the load than before it; and, when temps, no temp file of
-// NGINX's.
-func cutAftermath(base, where, id string, nextMs float64, nextWhy string, proxied, temps bool) []Verdict {
+// condition id (its verdicts' ids base-...): every request to the fast
+// path (fast) after the cut served, their p95 under nextMs (nextWhy says
+// why that line); no more descriptors of the app's, nor, when proxied, of
+// the proxy's, at the end of the load than before it; and, when temps, no
+// temp file of NGINX's.
+func cutAftermath(base, where, id, fast string, nextMs float64, nextWhy string, proxied, temps bool) []Verdict {
 	vs := []Verdict{
 		{ID: base + "-next-served", Kind: Lab, Unit: "requests", Check: Zero(id, NextFailed),
-			Text: fmt.Sprintf("%s: every /fast request started %s after the cut is served", where, "250 ms or more")},
+			Text: fmt.Sprintf("%s: every %s request started %s after the cut is served", where, fast, "250 ms or more")},
 		{ID: base + "-next-not-held", Kind: Lab, Unit: "ms", Check: Below(id, NextP95, nextMs),
-			Text: fmt.Sprintf("%s: /fast after the cut has a p95 under %g ms: %s", where, nextMs, nextWhy)},
+			Text: fmt.Sprintf("%s: %s after the cut has a p95 under %g ms: %s", where, fast, nextMs, nextWhy)},
 		{ID: base + "-no-fd-leak", Kind: Lab, Unit: "fds", Check: Below(id, AppFDsLeaked, 0.5),
 			Text: where + ": the app holds no more sockets or files at the end of the load (the fewest over its last second) than before it (its quiet count)"}}
 	if proxied {
@@ -233,14 +233,15 @@ func StackCutBase(stack, col string) string { return fmt.Sprintf("stack-%s-%s", 
 // boundMs. A team's app keeps no write records, so whether its worker
 // was freed is read from what it holds: a worker still held by a cut
 // client holds its socket, a descriptor over the count before the load.
-// proxied: behind a front door; temps: one that spills to temp files.
-func StackCutVerdicts(stack, col, id string, clients int, boundMs float64, proxied, temps bool) []Verdict {
+// fast is the stack's fast path; proxied: behind a front door; temps:
+// NGINX from the lab's template, whose temp path the sampler watches.
+func StackCutVerdicts(stack, col, id, fast string, clients int, boundMs float64, proxied, temps bool) []Verdict {
 	base := StackCutBase(stack, col)
 	where := fmt.Sprintf("%s under %s (%d clients cut at once)", stack, col, clients)
 	return append([]Verdict{
 		{ID: base + "-cut", Kind: Harness, Unit: "share", Check: Between(id, CutShare, 1, 1),
 			Text: where + ": Toxiproxy's limit_data ended every client at its cut (4 MiB, within 256 KiB), the fault the step is about"},
-	}, cutAftermath(base, where, id, boundMs, "the stack's own bound: a worker the cut left held would hold the fast path up", proxied, temps)...)
+	}, cutAftermath(base, where, id, fast, boundMs, "the stack's own bound: a worker the cut left held would hold the fast path up", proxied, temps)...)
 }
 
 // A slow link between the front door and the app (engine.SlowLink:

@@ -94,6 +94,55 @@ func TestCutVerdicts(t *testing.T) {
 	}
 }
 
+// A stack's reset verdicts: the cut (harness) and what it left, the fast
+// path after it bounded by the stack's own bound, each failing on the
+// figure it reads; a team's app keeps no records, so none of the
+// matrix's record verdicts.
+func TestStackCutVerdicts(t *testing.T) {
+	const id = "stack-shop-reset-mid-download-2"
+	for _, tc := range []struct {
+		proxied, temps bool
+		ids            []string
+	}{
+		{false, false, []string{"cut", "next-served", "next-not-held", "no-fd-leak"}},
+		{true, false, []string{"cut", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak"}},
+		{true, true, []string{"cut", "next-served", "next-not-held", "no-fd-leak", "no-proxy-fd-leak", "no-temp-left"}},
+	} {
+		vs := StackCutVerdicts("shop", "reset-mid-download", id, "/healthz", 2, 50, tc.proxied, tc.temps)
+		var got []string
+		for _, v := range vs {
+			got = append(got, strings.TrimPrefix(v.ID, StackCutBase("shop", "reset-mid-download")+"-"))
+		}
+		require.Equal(t, tc.ids, got)
+		assert.Equal(t, Harness, vs[0].Kind)
+		assert.Contains(t, vs[2].Text, "/healthz after the cut has a p95 under 50 ms")
+		good := cutCell(id, CutSeen, tc.proxied)
+		good.Cut.Records, good.Cut.Incomplete, good.Cut.FreedAfterCutS = 0, 0, nil // a team's app keeps none
+		for _, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: good}}) {
+			assert.Equal(t, report.StatusHolds, c.Status, "%s: %+v", c.ID, c)
+		}
+		contrary := map[string]func(c *report.Cut){
+			"cut":              func(c *report.Cut) { c.AtCut = 1 },
+			"next-served":      func(c *report.Cut) { c.FastAfterOK = 54 },
+			"next-not-held":    func(c *report.Cut) { c.FastAfterP95Ms = 51 }, // the stack's bound, not NextHeldMs
+			"no-fd-leak":       func(c *report.Cut) { c.FDsLeaked["app"] = 1 },
+			"no-proxy-fd-leak": func(c *report.Cut) { c.FDsLeaked["proxy"] = 1 },
+			"no-temp-left":     func(c *report.Cut) { n := 1; c.TempFilesLeft = &n },
+		}
+		for i, suffix := range got {
+			bad := cutCell(id, CutSeen, tc.proxied)
+			contrary[suffix](bad.Cut)
+			for j, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: bad}}) {
+				want := report.StatusHolds
+				if j == i {
+					want = report.StatusFails
+				}
+				assert.Equal(t, want, c.Status, "%s, %s broken: %+v", c.ID, suffix, c)
+			}
+		}
+	}
+}
+
 // Every cut column's cell has a rule, and the rules say what the lab
 // measured: NGINX buffering on takes a download whole, request
 // buffering keeps a cut upload from the app, and everywhere else the
