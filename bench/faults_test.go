@@ -38,25 +38,34 @@ func TestResetCatchesLeakyApp(t *testing.T) {
 	leaky.ID += "-leaky-app" // never the cell's runs, in a journal or a report
 	leaky.Server.ID += "-leaky"
 	leaky.Server.Env = append(slices.Clone(leaky.Server.Env), LeakFDsEnv)
+	leakCaught(t, leaky, verdict.CutVerdicts(cell.Column, cell.Row, cell.Path, leaky.ID, false))
+}
+
+// leakCaught runs c once, in a report directory of its own (never the
+// series' reports or journal), and judges it by its cut verdicts vs: the
+// no-fd-leak verdict must fail by one descriptor per slow client, and
+// every other verdict hold.
+func leakCaught(t *testing.T, c engine.Condition, vs []verdict.Verdict) {
+	t.Helper()
 	scratch := *lab
 	scratch.Reports, scratch.Journal = engine.NewReports(t.TempDir(), &env), nil
-	r, err := scratch.RunA(t, leaky, 1)
+	r, err := scratch.RunA(t, c, 1)
 	require.NoError(t, err)
 	require.True(t, r.Sound, "the leaky app's run is measured whole: %s", r.Invalid)
-	s, ok := scratch.Reports.Condition(leaky.ID)
+	s, ok := scratch.Reports.Condition(c.ID)
 	require.True(t, ok)
 	require.NotNil(t, s.Cut)
-	t.Logf("leaky app: %d of %d readers cut at %d to %d bytes; records %d incomplete of %d; descriptors left %v; /fast after the cut %d of %d served, p95 %.2f ms",
+	t.Logf("leaky app: %d of %d slow clients cut at %d to %d bytes; records %d incomplete of %d; descriptors left %v; fast path after the cut %d of %d served, p95 %.2f ms",
 		s.Cut.AtCut, s.Cut.Clients, s.Cut.BytesMin, s.Cut.BytesMax, s.Cut.Incomplete, s.Cut.Records, s.Cut.FDsLeaked, s.Cut.FastAfterOK, s.Cut.FastAfter, s.Cut.FastAfterP95Ms)
-	d := verdict.Data{Conditions: map[string]report.Condition{leaky.ID: s}}
-	for _, v := range verdict.CutVerdicts(cell.Column, cell.Row, cell.Path, leaky.ID, false) {
-		c := verdict.Evaluate([]verdict.Verdict{v}, d)[0]
-		t.Logf("%s: %s, measured %g (%s)", v.ID, c.Status, c.Measured, c.Threshold)
+	d := verdict.Data{Conditions: map[string]report.Condition{c.ID: s}}
+	for _, v := range vs {
+		cl := verdict.Evaluate([]verdict.Verdict{v}, d)[0]
+		t.Logf("%s: %s, measured %g (%s)", v.ID, cl.Status, cl.Measured, cl.Threshold)
 		if strings.HasSuffix(v.ID, "-no-fd-leak") {
-			assert.Equal(t, report.StatusFails, c.Status, "%s: a descriptor leaked per slow client went unnoticed: %+v", v.ID, c)
-			assert.Equal(t, float64(leaky.Downloads), c.Measured, "one descriptor a slow client")
+			assert.Equal(t, report.StatusFails, cl.Status, "%s: a descriptor left per slow client went unnoticed: %+v", v.ID, cl)
+			assert.Equal(t, float64(c.Downloads), cl.Measured, "one descriptor a slow client")
 			continue
 		}
-		assert.Equal(t, report.StatusHolds, c.Status, "%s: the leak alone should fail: %+v", v.ID, c)
+		assert.Equal(t, report.StatusHolds, cl.Status, "%s: the leak alone should fail: %+v", v.ID, cl)
 	}
 }
