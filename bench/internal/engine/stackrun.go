@@ -161,7 +161,7 @@ func FoldReset(stack string, r report.StackReset, claims []report.Claim, bound f
 	default:
 		r.Pass, r.NoData = true, false
 		r.Text = fmt.Sprintf("lets go of %s: the next %d fast requests served, p95 %s ms; no descriptor left", what, r.Cut.FastAfter, report.MsText(r.Cut.FastAfterP95Ms))
-		if r.Cut.TempFilesLeft != nil {
+		if _, ok := byEnd["-no-temp-left"]; ok { // only where the temp files were judged
 			r.Text += " nor temp file"
 		}
 	}
