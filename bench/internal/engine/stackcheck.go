@@ -388,9 +388,8 @@ func (sc StackCheck) BehaviourVerdicts() []verdict.Verdict {
 // hold all the same.
 func (sc StackCheck) ResetVerdicts(r StackReset) []verdict.Verdict {
 	c := sc.ResetStep(r)
-	vs := verdict.StackCutVerdicts(sc.File.Name, r.Column.ID, c.ID, sc.Target.FastPath, r.Clients, sc.File.Requires.P95Ms(),
+	return verdict.StackCutVerdicts(sc.File.Name, r.Column.ID, c.ID, sc.Target.FastPath, r.Clients, sc.File.Requires.P95Ms(),
 		c.Path.Proxy != nil, r.Column.ID == ResetMidDownload.ID && templateSpills(c.Path))
-	return vs
 }
 
 // templateSpills reports whether p's front door is NGINX from the lab's

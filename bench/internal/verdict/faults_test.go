@@ -71,17 +71,7 @@ func TestCutVerdicts(t *testing.T) {
 		for _, c := range Evaluate(vs, good) {
 			assert.Equal(t, report.StatusHolds, c.Status, "%s on the measured figures: %+v", c.ID, c)
 		}
-		for i, suffix := range got {
-			bad := cutCell(id, tc.records, tc.proxied)
-			contrary[suffix](bad.Cut)
-			for j, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: bad}}) {
-				want := report.StatusHolds
-				if j == i {
-					want = report.StatusFails
-				}
-				assert.Equal(t, want, c.Status, "%s, %s broken: %+v", c.ID, suffix, c)
-			}
-		}
+		failsAlone(t, vs, got, contrary, func() report.Condition { return cutCell(id, tc.records, tc.proxied) })
 		// Missing data is missing, never holds: no record of the cut, no sound run.
 		for name, broken := range map[string]report.Condition{
 			"no cut":       {ID: id, RunsTotal: 3, RunsSound: 3},
@@ -90,6 +80,24 @@ func TestCutVerdicts(t *testing.T) {
 			for _, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: broken}}) {
 				assert.Equal(t, report.StatusMissing, c.Status, "%s with %s: %+v", c.ID, name, c)
 			}
+		}
+	}
+}
+
+// failsAlone breaks, for each verdict of vs (its id ending suffixes[i]),
+// the one figure contrary names in a fresh cell from good, and requires
+// that verdict alone to fail.
+func failsAlone(t *testing.T, vs []Verdict, suffixes []string, contrary map[string]func(c *report.Cut), good func() report.Condition) {
+	t.Helper()
+	for i, suffix := range suffixes {
+		bad := good()
+		contrary[suffix](bad.Cut)
+		for j, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{bad.ID: bad}}) {
+			want := report.StatusHolds
+			if j == i {
+				want = report.StatusFails
+			}
+			assert.Equal(t, want, c.Status, "%s, %s broken: %+v", c.ID, suffix, c)
 		}
 	}
 }
@@ -129,17 +137,7 @@ func TestStackCutVerdicts(t *testing.T) {
 			"no-proxy-fd-leak": func(c *report.Cut) { c.FDsLeaked["proxy"] = 1 },
 			"no-temp-left":     func(c *report.Cut) { n := 1; c.TempFilesLeft = &n },
 		}
-		for i, suffix := range got {
-			bad := cutCell(id, CutSeen, tc.proxied)
-			contrary[suffix](bad.Cut)
-			for j, c := range Evaluate(vs, Data{Conditions: map[string]report.Condition{id: bad}}) {
-				want := report.StatusHolds
-				if j == i {
-					want = report.StatusFails
-				}
-				assert.Equal(t, want, c.Status, "%s, %s broken: %+v", c.ID, suffix, c)
-			}
-		}
+		failsAlone(t, vs, got, contrary, func() report.Condition { return cutCell(id, CutSeen, tc.proxied) })
 	}
 }
 
