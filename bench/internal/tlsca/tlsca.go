@@ -48,6 +48,9 @@ type CA struct {
 	// Names are the server certificate's DNS names and IP addresses, as
 	// New was given them.
 	Names []string
+
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
 }
 
 // New makes a CA and a server certificate for names: DNS names or IP
@@ -123,10 +126,57 @@ func New(validity time.Duration, names ...string) (*CA, error) {
 		ServerKeyPEM: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
 		Pool:         x509.NewCertPool(),
 		Names:        names,
+		cert:         caCert,
+		key:          caKey,
 	}
 	ca.ServerCertPEM = append(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), ca.CertPEM...)
 	ca.Pool.AddCert(caCert)
 	return ca, nil
+}
+
+// Issue signs a further certificate with the CA, valid as long as the
+// CA: for a client (TLS client auth) named cn in the organizations orgs,
+// which Kubernetes reads as user and groups, and for a server as well
+// when names (DNS names or IP addresses) are given. It returns the
+// certificate and its PKCS #8 key, both PEM.
+func (c *CA) Issue(cn string, orgs []string, names ...string) (certPEM, keyPEM []byte, err error) {
+	if c.key == nil {
+		return nil, nil, errors.New("tlsca: Issue wants a CA made by New")
+	}
+	if cn == "" {
+		return nil, nil, errors.New("tlsca: Issue: an empty common name")
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tlsca: key of %s: %w", cn, err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(),
+		Subject:      pkix.Name{CommonName: cn, Organization: orgs},
+		NotBefore:    c.cert.NotBefore,
+		NotAfter:     c.cert.NotAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
+	if len(names) > 0 {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.cert, &key.PublicKey, c.key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tlsca: certificate of %s: %w", cn, err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, nil, fmt.Errorf("tlsca: key of %s: %w", cn, err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
 }
 
 // serial is a random 128-bit serial number, as RFC 5280 allows up to 20

@@ -134,3 +134,40 @@ func TestWriteServer(t *testing.T) {
 
 	assert.ErrorContains(t, ca.WriteServer(filepath.Join(dir, "missing")), "tlsca:")
 }
+
+// TestIssue: a further certificate carries the user (CN) and groups (O)
+// Kubernetes reads from a client certificate, verifies against the CA for
+// client auth, and for serving as well only when names are given.
+func TestIssue(t *testing.T) {
+	ca, err := New(time.Hour, "wsgilab.test")
+	require.NoError(t, err)
+	parse := func(certPEM, keyPEM []byte, err error) *x509.Certificate {
+		t.Helper()
+		require.NoError(t, err)
+		_, err = tls.X509KeyPair(certPEM, keyPEM)
+		require.NoError(t, err, "the key matches its certificate")
+		b, _ := pem.Decode(certPEM)
+		require.NotNil(t, b)
+		c, err := x509.ParseCertificate(b.Bytes)
+		require.NoError(t, err)
+		return c
+	}
+	client := parse(ca.Issue("system:node:n1", []string{"system:nodes"}))
+	assert.Equal(t, "system:node:n1", client.Subject.CommonName)
+	assert.Equal(t, []string{"system:nodes"}, client.Subject.Organization)
+	assert.Equal(t, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, client.ExtKeyUsage)
+	_, err = client.Verify(x509.VerifyOptions{Roots: ca.Pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}})
+	assert.NoError(t, err)
+	_, err = client.Verify(x509.VerifyOptions{Roots: ca.Pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}})
+	assert.Error(t, err, "a client certificate serves nothing")
+
+	server := parse(ca.Issue("kube-apiserver", nil, "10.0.0.1", "kubernetes.default"))
+	_, err = server.Verify(x509.VerifyOptions{Roots: ca.Pool, DNSName: "kubernetes.default"})
+	assert.NoError(t, err)
+	assert.Equal(t, "10.0.0.1", server.IPAddresses[0].String())
+
+	_, _, err = ca.Issue("", nil)
+	assert.ErrorContains(t, err, "empty common name")
+	_, _, err = (&CA{}).Issue("x", nil)
+	assert.ErrorContains(t, err, "made by New")
+}
