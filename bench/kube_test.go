@@ -79,6 +79,7 @@ func TestKubePod(t *testing.T) {
 	}
 	assert.InDelta(t, podspec.DefaultAppCPUs, rec.Sampler.Limits[podspec.RoleApp].CPUs(), 0.001)
 	assert.NotEmpty(t, rec.Client.Node.CPUModel)
+	assert.Equal(t, stack.KubePodNode, rec.Client.Node.Name, "the node's name, through the downward API")
 	assert.Equal(t, c.TCP.Wmem, rec.Client.Sysctls["net.ipv4.tcp_wmem"], "the pod's sysctls")
 
 	// kubectl logs -> labkube collect -> labreport -merge, on this record.
@@ -88,6 +89,7 @@ func TestKubePod(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, m.Conditions, 1)
 	assert.Equal(t, "kubernetes", m.Conditions[0].RanOn.Engine)
+	assert.Equal(t, stack.KubePodNode, m.Conditions[0].RanOn.EngineHost, "the merge names the node")
 	held := 0
 	for _, cl := range m.Claims {
 		if cl.Status != report.StatusNotRun {

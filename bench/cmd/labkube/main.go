@@ -3,8 +3,9 @@
 //
 //	labkube render -image REF -nodes N [-profile ci] [-table a] [-series NAME] [-namespace wsgilab] -o DIR
 //
-// writes DIR/<job>.yaml, each a run table (ConfigMap) and its Job
-// (package kube), for kubectl apply -f DIR. -table picks article A's
+// writes DIR/namespace.yaml (the namespace and its admission policy,
+// kube.Policy) and DIR/<job>.yaml, each a run table (ConfigMap) and its
+// Job (package kube), for kubectl apply: namespace.yaml first. -table picks article A's
 // conditions (a), the sweep, the matrix, the streaming table or all.
 //
 //	labkube collect -profile ci -series NAME [-allow-mismatch] -dir OUT RECORDS...
@@ -53,27 +54,6 @@ func main() {
 	}
 }
 
-// tables are -table's values: which of the profile's conditions render.
-var tables = map[string]func(engine.Plan) ([]engine.Condition, func(engine.Condition) int){
-	"a": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
-		return p.Conditions, func(c engine.Condition) int { return c.Runs(engine.DefaultRuns) }
-	},
-	"sweep": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
-		return p.Sweep, fixed(p.SweepRuns)
-	},
-	"matrix": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
-		return p.Matrix, fixed(p.MatrixRuns)
-	},
-	"stream": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
-		return p.Streams, fixed(p.StreamRuns)
-	},
-	"exhaustion": func(p engine.Plan) ([]engine.Condition, func(engine.Condition) int) {
-		return p.Exhaustion, fixed(p.ExhaustionRuns)
-	},
-}
-
-func fixed(n int) func(engine.Condition) int { return func(engine.Condition) int { return n } }
-
 func render(args []string) error {
 	fs := flag.NewFlagSet("render", flag.ContinueOnError)
 	img := fs.String("image", "", "the lab image's reference as imported on every node (environment.json's lab_image.ref)")
@@ -97,7 +77,7 @@ func render(args []string) error {
 		names = []string{"a", "sweep", "matrix", "stream", "exhaustion"}
 	}
 	for _, n := range names {
-		pick, ok := tables[n]
+		pick, ok := kube.Tables[n]
 		if !ok {
 			return fmt.Errorf("-table %q: want a, sweep, matrix, stream, exhaustion or all", *table)
 		}
@@ -123,6 +103,16 @@ func render(args []string) error {
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		return err
 	}
+	// The namespace and its admission policy are applied before the
+	// Jobs (kubectl apply -f DIR/namespace.yaml, then the rest).
+	var pol bytes.Buffer
+	if err := kube.WriteYAML(&pol, kube.Policy(*ns)...); err != nil {
+		return err
+	}
+	if err := report.WriteFile(*out, kube.PolicyFile, func(w io.Writer) error { _, err := w.Write(pol.Bytes()); return err }); err != nil {
+		return err
+	}
+	fmt.Printf("%s: namespace %s (Pod Security %s) and its admission policy\n", filepath.Join(*out, kube.PolicyFile), *ns, kube.PodSecurityLevel)
 	for _, j := range jobs {
 		var b bytes.Buffer
 		if err := j.WriteYAML(&b); err != nil {

@@ -51,7 +51,7 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 			errs = append(errs, key+": its pod is not the table's (a Job rendered by another version of the lab?)")
 		}
 		seen[key] = true
-		if m, m0 := r.Client.Node, recs[0].Client.Node; m != m0 && !allowMismatch {
+		if m, m0 := r.Client.Node, recs[0].Client.Node; !m.Same(m0) && !allowMismatch {
 			errs = append(errs, fmt.Sprintf("%s ran on %s × %d, kernel %s; %s run %d on %s × %d, kernel %s: the node pool is not uniform (-allow-mismatch collects anyway)",
 				key, m.CPUModel, m.OnlineCPUs, m.Kernel, recs[0].Condition, recs[0].Run, m0.CPUModel, m0.OnlineCPUs, m0.Kernel))
 		}
@@ -65,10 +65,21 @@ func Collect(out, profile, series string, recs []Record, allowMismatch bool) err
 	}
 	defer os.RemoveAll(tmp)
 	m := recs[0].Client.Node
+	var nodes []string
+	for _, r := range recs {
+		if n := r.Client.Node.Name; n != "" && !slices.Contains(nodes, n) {
+			nodes = append(nodes, n)
+		}
+	}
+	name := series
+	if len(nodes) > 0 {
+		slices.Sort(nodes)
+		name = strings.Join(nodes, ", ")
+	}
 	env := report.Environment{
 		Shard:   report.Shard{Count: 1, Profile: profile, Series: "kubernetes:" + series, Conditions: []string{}, Attempted: []string{}},
 		Machine: report.Machine{CPUModel: m.CPUModel, CPUs: m.OnlineCPUs},
-		Docker:  report.Docker{Kernel: m.Kernel, OS: "kubernetes", Name: series},
+		Docker:  report.Docker{Kernel: m.Kernel, OS: "kubernetes", Name: name},
 	}
 	for _, c := range table {
 		env.Shard.Conditions = append(env.Shard.Conditions, c.ID)

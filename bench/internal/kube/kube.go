@@ -188,8 +188,11 @@ func shapeKey(pod podspec.Config) string {
 }
 
 // WriteYAML writes j's run table and Job as one YAML stream.
-func (j Job) WriteYAML(w io.Writer) error {
-	for i, obj := range []any{j.Table, j.Job} {
+func (j Job) WriteYAML(w io.Writer) error { return WriteYAML(w, j.Table, j.Job) }
+
+// WriteYAML writes objs as one YAML stream, in order.
+func WriteYAML(w io.Writer, objs ...any) error {
+	for i, obj := range objs {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			return err

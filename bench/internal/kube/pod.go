@@ -35,10 +35,10 @@ func podSpec(table string, pod podspec.Config, o Options) corev1.PodSpec {
 		TerminationGracePeriodSeconds: ptr(int64(5)),
 		SecurityContext: &corev1.PodSecurityContext{
 			Sysctls: []corev1.Sysctl{
-				{Name: "net.ipv4.tcp_rmem", Value: pod.TCPRmem},
-				{Name: "net.ipv4.tcp_wmem", Value: pod.TCPWmem},
-				{Name: "net.ipv4.tcp_max_tw_buckets", Value: strconv.Itoa(podspec.TCPMaxTWBuckets)},
-				{Name: "net.ipv4.tcp_max_syn_backlog", Value: strconv.Itoa(podspec.TCPMaxSynBacklog)},
+				{Name: PodSysctls[0], Value: pod.TCPRmem},
+				{Name: PodSysctls[1], Value: pod.TCPWmem},
+				{Name: PodSysctls[2], Value: strconv.Itoa(podspec.TCPMaxTWBuckets)},
+				{Name: PodSysctls[3], Value: strconv.Itoa(podspec.TCPMaxSynBacklog)},
 			},
 			SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault},
 		},
@@ -85,6 +85,7 @@ func container(role string, l podspec.Limits, o Options, spec *corev1.PodSpec) c
 			{Name: podrun.EnvRole, Value: role},
 			{Name: podrun.EnvTable, Value: TableDir + "/" + TableFile},
 			{Name: podrun.EnvShared, Value: SharedDir},
+			{Name: podrun.EnvNode, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
 		},
 		Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
 		VolumeMounts: []corev1.VolumeMount{

@@ -42,6 +42,9 @@ const (
 	EnvTable  = "LAB_RUN_TABLE"
 	EnvShared = "LAB_SHARED"
 	EnvRole   = "LAB_ROLE"
+	// EnvNode is the node's name (the downward API's spec.nodeName), which
+	// the client writes into its record; unset outside Kubernetes.
+	EnvNode = "LAB_NODE"
 )
 
 // Files in the shared volume.
@@ -99,6 +102,8 @@ const (
 type Env struct {
 	Entry  Entry
 	Shared string
+	// Node is EnvNode: the node the pod runs on.
+	Node string
 }
 
 // ReadEnv reads the run table named by LAB_RUN_TABLE and picks the entry
@@ -107,7 +112,7 @@ type Env struct {
 func ReadEnv(getenv func(string) string) (Env, error) {
 	var e Env
 	var errs []error
-	e.Shared = getenv(EnvShared)
+	e.Shared, e.Node = getenv(EnvShared), getenv(EnvNode)
 	if e.Shared == "" {
 		errs = append(errs, fmt.Errorf("%s is not set: want the pod's shared volume", EnvShared))
 	}

@@ -209,6 +209,7 @@ func Client(ctx context.Context, e Env, stdout io.Writer) error {
 	if rec.Client, err = probe.Inspect("/sys/fs/cgroup", "/proc"); err != nil {
 		return err
 	}
+	rec.Client.Node.Name = e.Node
 	mark := time.Now()
 	if err := e.touch(GoFile); err != nil {
 		return err

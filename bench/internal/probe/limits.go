@@ -186,6 +186,17 @@ type Node struct {
 	// OnlineCPUs counts the processors /proc/cpuinfo lists: the online ones.
 	OnlineCPUs int    `json:"online_cpus"`
 	Kernel     string `json:"kernel"`
+	// Name is the node's name where a scheduler placed the pod (a
+	// Kubernetes Job's pod: podrun.EnvNode); empty under Docker. It does
+	// not tell machines apart: Same ignores it.
+	Name string `json:"name,omitempty"`
+}
+
+// Same is whether n and o are the same kind of machine: their names
+// aside.
+func (n Node) Same(o Node) bool {
+	n.Name, o.Name = "", ""
+	return n == o
 }
 
 // Inspect reads the limits under cgroupRoot, and the Sysctls and the

@@ -21,6 +21,9 @@ import (
 // kubelet's cpuCFSQuotaPeriod the node pool must set (10ms).
 const KubeCPUPeriod = 10 * time.Millisecond
 
+// KubePodNode is the node name KubePod gives a pod's spec.nodeName.
+const KubePodNode = "kubepod-docker"
+
 // DefaultKubePodWait bounds a KubePod's client.
 const DefaultKubePodWait = 5 * time.Minute
 
@@ -30,10 +33,11 @@ const DefaultKubePodWait = 5 * time.Minute
 // PID and IPC namespaces and the pod's sysctls; every volume is a tmpfs
 // Docker volume, a ConfigMap's filled with files[volume]; the native
 // sidecars (init containers with restartPolicy Always) start in order,
-// each after its startup probe passed; then the one regular container
-// runs to its end. Each container gets its command, environment (and
-// env), mounts, user, capabilities, read-only root and its limits at
-// KubeCPUPeriod. It returns the regular container's stdout; a non-zero
+// each after its startup probe passed, probed every periodSeconds; then
+// the one regular container runs to its end. Each container gets its
+// command, environment (and env, and spec.nodeName through the downward
+// API as KubePodNode), mounts, user, capabilities, read-only root and its
+// limits at KubeCPUPeriod. It returns the regular container's stdout; a non-zero
 // exit is an error with its stderr. Everything is purged by t's cleanup.
 func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]string, env []string, id Ident) ([]byte, error) {
 	t.Helper()
@@ -113,7 +117,16 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 	start := func(c corev1.Container) (*dockertest.Resource, error) {
 		opts := &dockertest.RunOptions{Entrypoint: c.Command, Cmd: c.Args, Env: env}
 		for _, e := range c.Env {
-			opts.Env = append(opts.Env, e.Name+"="+e.Value)
+			v := e.Value
+			if f := e.ValueFrom; f != nil {
+				// The one field the lab's pods read through the downward
+				// API: the node's name, as a kubelet resolves it.
+				if f.FieldRef == nil || f.FieldRef.FieldPath != "spec.nodeName" {
+					return nil, fmt.Errorf("stack: KubePod resolves only the downward API's spec.nodeName, not %s's source", e.Name)
+				}
+				v = KubePodNode
+			}
+			opts.Env = append(opts.Env, e.Name+"="+v)
 		}
 		mods := []func(*dc.HostConfig){func(hc *dc.HostConfig) {
 			join := "container:" + holder.Container.ID
@@ -146,17 +159,21 @@ func KubePod(t TB, s *Session, spec corev1.PodSpec, files map[string]map[string]
 		if err != nil || c.StartupProbe == nil || c.StartupProbe.Exec == nil {
 			return r, err
 		}
+		// As a kubelet probes: the first try once the container has
+		// started, then one every periodSeconds, up to failureThreshold
+		// failures (make kube-e2e: a real kubelet started each sidecar a
+		// probe period after the one before, not at once).
 		p := c.StartupProbe
-		deadline := time.Now().Add(time.Duration(p.FailureThreshold*max(p.PeriodSeconds, 1)) * time.Second)
-		for {
+		period := time.Duration(max(p.PeriodSeconds, 1)) * time.Second
+		for failures := int32(1); ; failures++ {
 			_, err := pod.Exec(r, p.Exec.Command...)
 			if err == nil {
 				return r, nil
 			}
-			if time.Now().After(deadline) {
-				return r, fmt.Errorf("stack: %s's startup probe never passed: %w", c.Name, err)
+			if failures >= max(p.FailureThreshold, 1) {
+				return r, fmt.Errorf("stack: %s's startup probe failed %d times: %w", c.Name, failures, err)
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(period)
 		}
 	}
 	for _, c := range spec.InitContainers {
