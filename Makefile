@@ -28,7 +28,7 @@ NICED = setsid sh -c 'echo 19 2>/dev/null >/proc/self/autogroup; exec nice -n 19
 # (fixtures/host/testbin.sh): go test would link each binary again.
 TESTBIN = env GO='$(GO)' bash fixtures/host/testbin.sh
 
-.PHONY: test repro check deps deps-run settings image report docs merge kube bench gate unit soak clean
+.PHONY: test repro check deps deps-run settings image report docs merge kube kube-e2e bench gate unit soak clean
 
 ## test: every test through gotestsum at the ci profile (article B's ci load;
 ## article A under stock TCP memory, three cells under article-host; the
@@ -166,11 +166,14 @@ docs:
 ## merge: merge a sharded series (LAB_SHARD=i/N, one report directory per
 ## shard) into OUT, judge every verdict on the merged data and render it;
 ## refuses shards of another series or on other machines (ALLOW_MISMATCH=1
-## merges those anyway, recording the differences)
+## merges those anyway, recording the differences); exits 1 when
+## conditions of the series' table were never started, unless PARTIAL=1
+## (one table of Kubernetes Jobs: the other tables' verdicts are not run)
 ALLOW_MISMATCH ?=
+PARTIAL ?=
 merge:
 	@[ -n "$(SHARDS)" ] && [ -n "$(OUT)" ] || { echo "make merge: want SHARDS='dir0 dir1 ...' OUT=dir" >&2; exit 2; }
-	$(GO) run ./bench/cmd/labreport -merge $(if $(ALLOW_MISMATCH),-allow-mismatch) -dir '$(OUT)' $(SHARDS)
+	$(GO) run ./bench/cmd/labreport -merge $(if $(ALLOW_MISMATCH),-allow-mismatch) $(if $(PARTIAL),-partial) -dir '$(OUT)' $(SHARDS)
 
 ## kube: render the profile's tables as Kubernetes Indexed Jobs into
 ## KUBE_DIR for kubectl apply (IMAGE: the lab image as imported on the
@@ -180,6 +183,43 @@ TABLE ?= all
 kube:
 	@[ -n "$(IMAGE)" ] && [ -n "$(NODES)" ] || { echo "make kube: want IMAGE=wsgilab:<tag> NODES=<n> (TABLE=a|sweep|matrix|stream|all)" >&2; exit 2; }
 	$(GO) run ./bench/cmd/labkube render -profile $(or $(LAB_PROFILE),full) -table $(TABLE) -image '$(IMAGE)' -nodes $(NODES) -o '$(KUBE_DIR)'
+
+## kube-e2e: run article A's ci table as the rendered Jobs on a real
+## single-node Kubernetes built here from upstream source, and check that
+## it gives the Docker series' verdicts (TestArticleA, then
+## TestKubeCluster; reports in KUBE_REPORT_DIR). Not part of make test:
+## the cold build takes about 20 minutes on 2 cores.
+## The release is Kubernetes 1.37.2 (bench/cluster/go.mod): the newest the
+## Go module proxy serves that this machine's Go 1.26 builds, whose kubelet
+## still runs on cgroup v1 (failCgroupV1: false; this host's Docker uses
+## v1) and still falls back to its own cgroup driver with Debian's
+## containerd 1.6 (1.38 drops that fallback).
+## The binaries are cached by content in KUBE_CACHE/<hash of bench/cluster's
+## go.mod, go.sum, etcd/main.go and the link flags>: a second run builds
+## nothing.
+## Everything it starts is stopped, and the host's sysctls the kubelet
+## changes are put back, also after an interrupt (the next run reaps
+## what a killed one left).
+KUBE_CACHE ?= $(HOME)/.cache/wsgilab/kube
+KUBE_REPORT_DIR ?= $(LAB_REPORT_DIR)/kube-e2e
+# The release's version, stamped into the binaries as Kubernetes' own
+# build does (hack/lib/version.sh): without it they call themselves
+# v0.0.0-master, which is not a version a node may report.
+KUBE_VERSION := $(shell awk '$$1 == "k8s.io/kubernetes" {print $$2}' bench/cluster/go.mod)
+KUBE_LDFLAGS := $(foreach p,k8s.io/component-base/version k8s.io/client-go/pkg/version,\
+  -X $(p).gitVersion=$(KUBE_VERSION) -X $(p).gitMajor=$(word 1,$(subst ., ,$(KUBE_VERSION:v%=%))) \
+  -X $(p).gitMinor=$(word 2,$(subst ., ,$(KUBE_VERSION))) -X $(p).gitTreeState=clean)
+kube-e2e:
+	@$(SETUP) kube
+	key=$$( (cat bench/cluster/go.mod bench/cluster/go.sum bench/cluster/etcd/main.go; echo '$(KUBE_LDFLAGS)') | sha256sum | cut -c1-16); \
+	bin=$(KUBE_CACHE)/$$key; \
+	if [ -x $$bin/kubelet ]; then echo "make kube-e2e: the cluster's binaries, cached: $$bin"; \
+	else rm -rf $$bin.tmp && mkdir -p $$bin.tmp && start=$$(date +%s) && \
+	  (cd bench/cluster && $(GO) build -trimpath -ldflags '$(KUBE_LDFLAGS)' -o $$bin.tmp/ tool ./etcd) && mv $$bin.tmp $$bin && \
+	  echo "make kube-e2e: built the cluster's binaries in $$(( $$(date +%s) - start )) s: $$bin" || exit 2; fi; \
+	mkdir -p $(KUBE_REPORT_DIR); \
+	cd bench && LAB_PROFILE=ci LAB_KUBE_BIN=$$bin LAB_REPORT_DIR=$(abspath $(KUBE_REPORT_DIR)) \
+	  $(GO) test -count=1 -timeout 150m -run '^(TestArticleA|TestKubeCluster)$$' -v
 
 ## bench: the conditions BENCH matches (default every condition of
 ## articles A and B and the matrix) as Go benchmarks, BENCH_COUNT samples,

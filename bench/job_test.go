@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/kube"
 	"wsgilab/bench/internal/verdict"
 )
 
@@ -65,7 +66,10 @@ var jobTests = []struct {
 	{"TestOOMKillIsReported", nil, nil, 10 * time.Second, 0},
 	{"TestImageWithoutHostSources", nil, nil, 35 * time.Second, 0},
 	{"TestJobTestsInOrder", nil, nil, 0, 0},
-	{"TestKubePod", nil, nil, 12 * time.Second, 0},
+	// make kube-e2e only (LAB_KUBE_BIN): article A's ci table as Jobs on
+	// a single-node cluster, a pod after the other (2026-12-08, AMD EPYC).
+	{"TestKubeCluster", nil, kubeRuns, 20 * time.Second, 0},
+	{"TestKubePod", nil, nil, 16 * time.Second, 0},
 	{"TestLeakHelper", nil, nil, 0, 0},
 	// 12 more children, signalled at each step of a run's life
 	// (2026-12-03, Intel Xeon: 112 - 115 s; 2026-12-04, AMD EPYC, the
@@ -127,6 +131,20 @@ func rowsB(f engine.RunFilter, kept map[string]bool) (units, done int, unit stri
 		}
 	}
 	return units, done, "rows"
+}
+
+// kubeRuns counts the pods TestKubeCluster runs: article A's table as
+// labkube renders it (every run of every condition), none without a
+// cluster (LAB_KUBE_BIN unset: skipped).
+func kubeRuns(engine.RunFilter, map[string]bool) (units, done int, unit string) {
+	if lab.Settings.KubeBin == "" {
+		return 0, 0, "pods"
+	}
+	conds, runs := kube.Tables["a"](engine.Plans["ci"])
+	for _, c := range conds {
+		units += runs(c)
+	}
+	return units, 0, "pods"
 }
 
 // stackChecks counts the stack checks TestStack makes: LAB_STACK's, or

@@ -38,7 +38,7 @@ var documents = []string{
 var (
 	codeSpan = regexp.MustCompile("`([^`\n]+)`")
 	mdLink   = regexp.MustCompile(`\]\(([^)#\s]+)(#[^)]*)?\)`)
-	makeCmd  = regexp.MustCompile(`\bmake ([a-z][a-z-]*)\b`)
+	makeCmd  = regexp.MustCompile(`\bmake ([a-z][a-z0-9-]*)\b`)
 	labName  = regexp.MustCompile(`\bLAB_[A-Z][A-Z_]*[A-Z]\b`)
 	// A repository path: under a top-level directory of the lab, or one
 	// of its top-level files.
@@ -129,7 +129,7 @@ func makeTargets(t *testing.T) []string {
 	require.NoError(t, err)
 	defer f.Close()
 	var out []string
-	re := regexp.MustCompile(`^([a-z][a-z-]*):`)
+	re := regexp.MustCompile(`^([a-z][a-z0-9-]*):`)
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		if m := re.FindStringSubmatch(sc.Text()); m != nil {

@@ -72,6 +72,10 @@ type Settings struct {
 	// own, for its children: they take its images and versions as they
 	// are (bench's labImages).
 	ImageRecord *report.ImageRecord
+	// KubeBin is LAB_KUBE_BIN: the directory of the single-node cluster's
+	// binaries (make kube-e2e builds them from bench/cluster), for
+	// TestKubeCluster; empty skips it.
+	KubeBin string
 }
 
 // SafetySettings switch the host safety stop on or off and set it. Redo
@@ -105,6 +109,7 @@ var knownSettings = map[string]string{
 		" (a host that is not Debian, such as a stock CI runner); default the host's own apt sources",
 	"LAB_DEBIAN_SECURITY": "the http:// or https:// URL of Debian's security archive, for bookworm-security, with LAB_DEBIAN_MIRROR; default " + apt.DefaultSecurity,
 	"LAB_IMAGE_RECORD":    "the file cmd/labimage -record wrote (make test's image step, beside the compile): the images it found or built for this series and the base image's build output",
+	"LAB_KUBE_BIN":        "the directory make kube-e2e built the single-node cluster's binaries into (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet, kubectl): TestKubeCluster runs article A's table on it; unset skips it",
 	"LAB_RESUME":          "1 (journal each completed run in LAB_REPORT_DIR and resume an interrupted series of the same fingerprint; make repro), fresh (journal, starting afresh; make repro FRESH=1) or 0 (no journal; default)",
 }
 
@@ -253,6 +258,12 @@ func ParseSettings(environ []string, root string) (Settings, error) {
 			errs = append(errs, fmt.Errorf("LAB_STACK: %w", err))
 		}
 		s.Stack = &f
+	}
+	if v, ok := env["LAB_KUBE_BIN"]; ok {
+		if fi, err := os.Stat(v); err != nil || !fi.IsDir() || !filepath.IsAbs(v) {
+			errs = append(errs, bad("LAB_KUBE_BIN"))
+		}
+		s.KubeBin = v
 	}
 	if v, ok := env["LAB_IMAGE_RECORD"]; ok {
 		r, err := report.ReadImageRecord(v)

@@ -1,0 +1,217 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	dc "github.com/ory/dockertest/v3/docker"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
+
+	"wsgilab/bench/internal/cluster"
+	"wsgilab/bench/internal/engine"
+	"wsgilab/bench/internal/kube"
+	"wsgilab/bench/internal/report"
+)
+
+// kubeSeries names the Jobs TestKubeCluster renders.
+const kubeSeries = "wsgilab-a"
+
+// TestKubeCluster runs article A's ci table as the rendered Indexed Jobs
+// on a real single-node Kubernetes built from upstream source (make
+// kube-e2e: LAB_KUBE_BIN; unset, it is skipped): the user's steps, each
+// by the lab's own commands. labkube render (make kube) writes the
+// manifests; kubectl applies them with server-side field validation, the
+// namespace at its Pod Security level and the lab's admission policy
+// first; the Jobs run on the node; kubectl logs collects each pod's
+// record; labkube collect and labreport -merge judge them. The API server
+// must refuse a Job with an unsafe sysctl and one whose app lost its
+// startup probe (admission), and the merged verdicts must equal
+// TestArticleA's, which ran the same table under Docker before it in this
+// process (same-as-docker).
+func TestKubeCluster(t *testing.T) {
+	if *leakMode != "" {
+		t.Skip("TestNoLeaks' child")
+	}
+	bin := lab.Settings.KubeBin
+	if bin == "" {
+		t.Skip("LAB_KUBE_BIN is unset: make kube-e2e builds a single-node Kubernetes and runs this test on it")
+	}
+	docker := lab.Reports.Claims(engine.TableA.ID)
+	require.NotEmpty(t, docker, "TestArticleA's Docker series of the same table runs first (make kube-e2e runs both)")
+	base := filepath.Join(lab.Reports.Dir(), "kube")
+	require.NoError(t, os.RemoveAll(base))
+
+	start := time.Now()
+	cl, err := cluster.Start(cluster.Config{Bin: bin, Log: testLog{t}, UnsafeSysctls: kube.UnsafeSysctls, Taint: kube.Taint})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		assert.NoError(t, cl.Stop(), "the cluster's teardown")
+		assert.NoError(t, cl.Logs(filepath.Join(base, "logs")))
+	})
+	t.Logf("cluster up in %.1f s", time.Since(start).Seconds())
+	start = time.Now()
+	require.NoError(t, importImage(cl, lab.Image))
+	t.Logf("lab image %s imported in %.1f s", lab.Image, time.Since(start).Seconds())
+
+	// The manual's commands (bench/README.md, "A Kubernetes Indexed
+	// Job"), run as written, with reports/ in this series' directory.
+	script := manualScript(t, base)
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	shell := func(t *testing.T, lines []string) {
+		t.Helper()
+		cmd := exec.CommandContext(context.Background(), "bash", "-euo", "pipefail", "-c", strings.Join(lines, "\n"))
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig(), "PATH="+bin+":"+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s\n%s", strings.Join(lines, "\n"), tail(string(out), 20))
+		require.NoError(t, err)
+	}
+	manifests := filepath.Join(base, "kube")
+	shell(t, []string{fmt.Sprintf("make kube IMAGE=%s NODES=1 TABLE=a LAB_PROFILE=ci KUBE_DIR=%s", lab.Image, manifests), script[0]})
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
+	defer cancel()
+
+	t.Run("admission", func(t *testing.T) {
+		job := renderedJob(t, filepath.Join(manifests, kubeSeries+"-0.yaml"))
+		dry := func(j batchv1.Job) error {
+			b, err := yaml.Marshal(j)
+			require.NoError(t, err)
+			_, err = cl.Kubectl(ctx, bytes.NewReader(b), "apply", "--server-side", "--validate=strict", "--dry-run=server", "-f", "-")
+			return err
+		}
+		sysctl := *job.DeepCopy()
+		sysctl.Spec.Template.Spec.SecurityContext.Sysctls = append(sysctl.Spec.Template.Spec.SecurityContext.Sysctls,
+			corev1.Sysctl{Name: "kernel.msgmax", Value: "65536"})
+		noProbe := *job.DeepCopy()
+		for i := range noProbe.Spec.Template.Spec.InitContainers {
+			if noProbe.Spec.Template.Spec.InitContainers[i].Name == "app" {
+				noProbe.Spec.Template.Spec.InitContainers[i].StartupProbe = nil
+			}
+		}
+		// A new policy takes effect within seconds: until the first
+		// refusal, the API server has not loaded it yet.
+		var err error
+		for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(time.Second) {
+			if err = dry(sysctl); err != nil {
+				break
+			}
+		}
+		require.Error(t, err, "a Job with an unsafe sysctl")
+		assert.Contains(t, err.Error(), "ValidatingAdmissionPolicy '"+kube.PolicyName+"'")
+		assert.Contains(t, err.Error(), "sets only the sysctls the node pool allows")
+		t.Logf("refused: %v", err)
+		err = dry(noProbe)
+		require.Error(t, err, "a Job whose app has no startup probe")
+		assert.Contains(t, err.Error(), "need their exec startup probe")
+		t.Logf("refused: %v", err)
+		assert.NoError(t, dry(job), "the rendered Job passes the same policy")
+	})
+
+	t.Run("table-a", func(t *testing.T) {
+		start := time.Now()
+		shell(t, script)
+		t.Logf("the Jobs ran and were collected in %.0f s", time.Since(start).Seconds())
+		out, err := cl.Kubectl(ctx, nil, "get", "jobs", "-n", kube.DefaultNamespace, "-l", kube.LabelSeries+"="+kubeSeries,
+			"-o", `jsonpath={range .items[*]}{.metadata.name} {.status.succeeded} {.status.failed}{"\n"}{end}`)
+		require.NoError(t, err)
+		t.Logf("the Jobs (name, succeeded, failed):\n%s", out)
+		for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			f := strings.Fields(line)
+			assert.Len(t, f, 2, "%s: no failed pod", line)
+		}
+	})
+
+	t.Run("same-as-docker", func(t *testing.T) {
+		var merged []report.Claim
+		readJSON(t, filepath.Join(base, "kube-merged", "claims.json"), &merged)
+		got := map[string]report.Claim{}
+		for _, c := range merged {
+			got[c.ID] = c
+		}
+		for _, d := range docker {
+			k, ok := got[d.ID]
+			if !assert.True(t, ok, "%s: not in the cluster's verdicts", d.ID) {
+				continue
+			}
+			t.Logf("%-44s docker %-7s %-10.4g kubernetes %-7s %-10.4g %s (threshold %s)", d.ID, d.Status, d.Measured, k.Status, k.Measured, d.Unit, d.Threshold)
+			assert.Equal(t, d.Status, k.Status, "%s: docker %s, kubernetes %s%s", d.ID, d.Status, k.Status, noteOf(k))
+		}
+		var conds []report.Condition
+		readJSON(t, filepath.Join(base, "kube-merged", "conditions.json"), &conds)
+		for _, c := range conds {
+			if assert.NotNil(t, c.RanOn, c.ID) {
+				assert.Equal(t, cl.Config().Node, c.RanOn.EngineHost, "%s ran on the cluster's node", c.ID)
+				assert.Equal(t, "kubernetes", c.RanOn.Engine, c.ID)
+			}
+		}
+		page, err := os.ReadFile(filepath.Join(base, "kube-merged", "report.html"))
+		require.NoError(t, err)
+		assert.Contains(t, string(page), cl.Config().Node, "the page names the node")
+	})
+}
+
+// testLog writes the cluster's steps to the test's log.
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(b []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// manualScript is the manual's commands from the first kubectl apply to
+// make merge (bench/README.md's sh block after make kube), with reports/
+// in dir: the first line applies namespace.yaml.
+func manualScript(t *testing.T, dir string) []string {
+	root, err := moduleRoot()
+	require.NoError(t, err)
+	b, err := os.ReadFile(filepath.Join(root, "bench", "README.md"))
+	require.NoError(t, err)
+	_, block, ok := strings.Cut(string(b), "\nmake kube IMAGE=wsgilab:<tag> NODES=8 TABLE=a LAB_PROFILE=ci\n")
+	require.True(t, ok, "bench/README.md shows make kube for article A's table")
+	block, _, ok = strings.Cut(block, "\n```")
+	require.True(t, ok)
+	lines := strings.Split(strings.ReplaceAll(block, "reports/", dir+"/"), "\n")
+	require.True(t, strings.HasPrefix(lines[0], "kubectl apply --server-side --validate=strict -f "+dir+"/kube/namespace.yaml"), lines[0])
+	require.True(t, strings.HasPrefix(lines[len(lines)-1], "make merge "), lines[len(lines)-1])
+	return lines
+}
+
+// renderedJob reads the Job of a rendered manifest (its second object).
+func renderedJob(t *testing.T, path string) batchv1.Job {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	docs := strings.Split(string(b), "\n---\n")
+	require.Len(t, docs, 2)
+	var j batchv1.Job
+	require.NoError(t, yaml.UnmarshalStrict([]byte(docs[1]), &j))
+	return j
+}
+
+// importImage moves ref from Docker into the cluster's containerd (docker
+// save | ctr images import).
+func importImage(cl *cluster.Cluster, ref string) error {
+	client, err := dc.NewClientFromEnv()
+	if err != nil {
+		return err
+	}
+	r, w := io.Pipe()
+	go func() { w.CloseWithError(client.ExportImage(dc.ExportImageOptions{Name: ref, OutputStream: w})) }()
+	if err := cl.ImportImage(r); err != nil {
+		r.CloseWithError(err)
+		return fmt.Errorf("import %s: %w", ref, err)
+	}
+	return nil
+}
