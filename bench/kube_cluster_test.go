@@ -66,21 +66,23 @@ func TestKubeCluster(t *testing.T) {
 	t.Logf("lab image %s imported in %.1f s", lab.Image, time.Since(start).Seconds())
 
 	// The manual's commands (bench/README.md, "A Kubernetes Indexed
-	// Job"), run as written, with reports/ in this series' directory.
-	script := manualScript(t, base)
+	// Job") from make kube on, run as written, with the image's tag and
+	// reports/ in this series' directory (make kube's KUBE_DIR too).
+	_, tag, _ := strings.Cut(lab.Image, ":")
+	script := manualScript(t, tag, base)
 	root, err := moduleRoot()
 	require.NoError(t, err)
+	manifests := filepath.Join(base, "kube")
 	shell := func(t *testing.T, lines []string) {
 		t.Helper()
 		cmd := exec.CommandContext(context.Background(), "bash", "-euo", "pipefail", "-c", strings.Join(lines, "\n"))
 		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig(), "PATH="+bin+":"+os.Getenv("PATH"))
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+cl.Kubeconfig(), "PATH="+bin+":"+os.Getenv("PATH"), "KUBE_DIR="+manifests)
 		out, err := cmd.CombinedOutput()
 		t.Logf("%s\n%s", strings.Join(lines, "\n"), tail(string(out), 20))
 		require.NoError(t, err)
 	}
-	manifests := filepath.Join(base, "kube")
-	shell(t, []string{fmt.Sprintf("make kube IMAGE=%s NODES=1 TABLE=a LAB_PROFILE=ci KUBE_DIR=%s", lab.Image, manifests), script[0]})
+	shell(t, script[:2]) // make kube, and the namespace with its policy
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Minute)
 	defer cancel()
 
@@ -122,7 +124,7 @@ func TestKubeCluster(t *testing.T) {
 
 	t.Run("table-a", func(t *testing.T) {
 		start := time.Now()
-		shell(t, script)
+		shell(t, script[2:])
 		t.Logf("the Jobs ran and were collected in %.0f s", time.Since(start).Seconds())
 		out, err := cl.Kubectl(ctx, nil, "get", "jobs", "-n", kube.DefaultNamespace, "-l", kube.LabelSeries+"="+kubeSeries,
 			"-o", `jsonpath={range .items[*]}{.metadata.name} {.status.succeeded} {.status.failed}{"\n"}{end}`)
@@ -171,20 +173,22 @@ func (l testLog) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// manualScript is the manual's commands from the first kubectl apply to
-// make merge (bench/README.md's sh block after make kube), with reports/
-// in dir: the first line applies namespace.yaml.
-func manualScript(t *testing.T, dir string) []string {
+// manualScript is the manual's commands from make kube to make merge
+// (bench/README.md's sh block), with tag for <tag> and reports/ in dir:
+// make kube, then the apply of namespace.yaml, then the rest.
+func manualScript(t *testing.T, tag, dir string) []string {
 	root, err := moduleRoot()
 	require.NoError(t, err)
 	b, err := os.ReadFile(filepath.Join(root, "bench", "README.md"))
 	require.NoError(t, err)
-	_, block, ok := strings.Cut(string(b), "\nmake kube IMAGE=wsgilab:<tag> NODES=8 TABLE=a LAB_PROFILE=ci\n")
+	const first = "\nmake kube IMAGE=wsgilab:<tag> NODES=8 TABLE=a LAB_PROFILE=ci\n"
+	_, block, ok := strings.Cut(string(b), first)
 	require.True(t, ok, "bench/README.md shows make kube for article A's table")
-	block, _, ok = strings.Cut(block, "\n```")
+	block, _, ok = strings.Cut(first[1:]+block, "\n```")
 	require.True(t, ok)
-	lines := strings.Split(strings.ReplaceAll(block, "reports/", dir+"/"), "\n")
-	require.True(t, strings.HasPrefix(lines[0], "kubectl apply --server-side --validate=strict -f "+dir+"/kube/namespace.yaml"), lines[0])
+	block = strings.ReplaceAll(strings.ReplaceAll(block, "<tag>", tag), "reports/", dir+"/")
+	lines := strings.Split(block, "\n")
+	require.True(t, strings.HasPrefix(lines[1], "kubectl apply --server-side --validate=strict -f "+dir+"/kube/namespace.yaml"), lines[1])
 	require.True(t, strings.HasPrefix(lines[len(lines)-1], "make merge "), lines[len(lines)-1])
 	return lines
 }
