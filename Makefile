@@ -198,9 +198,10 @@ kube:
 ## go.mod, go.sum, etcd/main.go and the link flags>: a second run builds
 ## nothing.
 ## Everything it starts is stopped, and the host's sysctls the kubelet
-## changes are put back, also after an interrupt (the next run reaps
-## what a killed one left).
+## changes are put back, also after Ctrl-C, SIGTERM or the test's timeout
+## (the next run reaps what a run killed outright left).
 KUBE_CACHE ?= $(HOME)/.cache/wsgilab/kube
+override KUBE_CACHE := $(abspath $(KUBE_CACHE))
 KUBE_REPORT_DIR ?= $(LAB_REPORT_DIR)/kube-e2e
 # The release's version, stamped into the binaries as Kubernetes' own
 # build does (hack/lib/version.sh): without it they call themselves

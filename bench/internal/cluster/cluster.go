@@ -14,6 +14,7 @@
 package cluster
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -34,8 +36,8 @@ const (
 	DefaultRun = "/run/wsgilab-kube"
 	// DefaultNode is the node's name.
 	DefaultNode = "wsgilab-node"
-	// DefaultNodeIP is the node's address, on the link Link: local to
-	// this host, routed nowhere.
+	// DefaultNodeIP is the node's address, on the link Link: an address
+	// of this host's, on a bridge with no port.
 	DefaultNodeIP = "10.250.0.1"
 	// Link is the portless bridge that carries the node's address; Bridge the
 	// pods' bridge (the CNI bridge plugin: no gateway, no masquerade).
@@ -97,6 +99,9 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
+	if abs, err := filepath.Abs(c.Bin); err == nil && c.Bin != "" {
+		c.Bin = abs
+	}
 	c.State = cmpOr(c.State, DefaultState)
 	c.Run = cmpOr(c.Run, DefaultRun)
 	c.Node = cmpOr(c.Node, DefaultNode)
@@ -159,11 +164,62 @@ func (c Config) Validate() error {
 			errs = append(errs, fmt.Sprintf("%s: %v (Debian's %s; make kube-e2e installs it)", tool, err, pkg))
 		}
 	}
+	for _, p := range []string{PauseInit, PauseBusybox} {
+		if f, err := elf.Open(p); err == nil {
+			for _, prog := range f.Progs {
+				if prog.Type == elf.PT_INTERP {
+					errs = append(errs, fmt.Sprintf("%s: dynamically linked, and the pause image has no libc: want the static build (Debian's tini and busybox-static, not busybox)", p))
+					break
+				}
+			}
+			f.Close()
+		}
+	}
+	if _, err := os.Stat(filepath.Join(CgroupRoot, "cgroup.controllers")); err == nil {
+		errs = append(errs, "cgroups: this host runs cgroup v2; the cluster sets its kubelet up for cgroup v1 (cgroupfs, failCgroupV1: false) and is not tried on v2")
+	}
 	if len(errs) > 0 {
 		slices.Sort(errs)
 		return fmt.Errorf("cluster: %s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// checkHost is nil when nothing of another's is in the cluster's way:
+// no kubelet runs (the host would be a node, whose device plugins'
+// directory the cluster's kubelet would share) and the loopback ports are
+// free. Start checks it once an earlier run of its own is reaped.
+func checkHost(procRoot string) error {
+	var errs []string
+	if pid := otherKubelet(procRoot); pid > 0 {
+		errs = append(errs, fmt.Sprintf("kubelet: one runs already (pid %d): this host is a node; the cluster's kubelet would share its device plugins' directory (/var/lib/kubelet/device-plugins)", pid))
+	}
+	for _, port := range []string{"2379", "2380", "10248", "10257", "10259"} {
+		if l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", port)); err != nil {
+			errs = append(errs, fmt.Sprintf("port 127.0.0.1:%s: taken (%v): etcd, the kubelet's health, the controller-manager and the scheduler listen on 2379, 2380, 10248, 10257 and 10259", port, err))
+		} else {
+			l.Close()
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("cluster: %s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// otherKubelet is the pid of a kubelet that runs on the host, 0 if none.
+func otherKubelet(procRoot string) int {
+	ents, _ := os.ReadDir(procRoot)
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join(procRoot, e.Name(), "exe")); err == nil && filepath.Base(exe) == "kubelet" {
+			return pid
+		}
+	}
+	return 0
 }
 
 func executable(path string) error {

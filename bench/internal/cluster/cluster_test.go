@@ -61,7 +61,15 @@ func TestSysctlsRestored(t *testing.T) {
 	write("kernel/panic_on_oops", "0")
 	c := Config{State: filepath.Join(t.TempDir(), "state")}
 	ipt := &fakeIptables{rules: map[string][]string{}}
+	// The kubelet's own host paths: one there before (kept), one not
+	// (made by the kubelet: removed).
+	paths := t.TempDir()
+	had, made := filepath.Join(paths, "had"), filepath.Join(paths, "made")
+	require.NoError(t, os.MkdirAll(had, 0o755))
+	defer func(p []string) { KubeletPaths = p }(KubeletPaths)
+	KubeletPaths = []string{had, made}
 	require.NoError(t, c.saveHost(sys, ipt.run))
+	require.NoError(t, os.MkdirAll(filepath.Join(made, "device-plugins"), 0o755))
 	// The kubelet's changes.
 	write("vm/overcommit_memory", "1")
 	write("kernel/panic", "10")
@@ -74,6 +82,8 @@ func TestSysctlsRestored(t *testing.T) {
 	assert.Equal(t, map[string]string{"vm.overcommit_memory": "0", "kernel.panic": "0", "kernel.panic_on_oops": "0"}, got,
 		"the sysctls the fixture lacks are left out")
 	assert.NoFileExists(t, c.hostFile())
+	assert.DirExists(t, had)
+	assert.NoDirExists(t, made)
 	assert.NoError(t, c.restoreHost(sys, ipt.run), "a second restore has nothing to do")
 
 	require.NoError(t, os.Chmod(filepath.Join(sys, "kernel"), 0o555))
@@ -88,19 +98,33 @@ func TestSysctlsRestored(t *testing.T) {
 // of a fixture cgroup root, deepest first; the rest stays.
 func TestRemoveCgroups(t *testing.T) {
 	root := t.TempDir()
-	for _, d := range []string{"cpu/kubepods/besteffort/pod1/c1", "memory/kubepods/burstable", "memory/docker/abc", "pids"} {
+	for _, d := range []string{"cpu/wsgilab-kube/kubepods/besteffort/pod1/c1", "memory/wsgilab-kube/kubepods/burstable", "memory/kubepods/another", "memory/docker/abc", "pids"} {
 		require.NoError(t, os.MkdirAll(filepath.Join(root, d), 0o755))
 	}
 	require.NoError(t, RemoveCgroups(root))
 	assert.NoDirExists(t, filepath.Join(root, "cpu", KubeletCgroup))
 	assert.NoDirExists(t, filepath.Join(root, "memory", KubeletCgroup))
 	assert.DirExists(t, filepath.Join(root, "memory", "docker", "abc"))
+	assert.DirExists(t, filepath.Join(root, "memory", "kubepods", "another"), "another kubelet's")
 	assert.DirExists(t, filepath.Join(root, "pids"))
 
 	// A cgroup that holds a task (here: a file) is named, not forced.
-	require.NoError(t, os.MkdirAll(filepath.Join(root, "cpu/kubepods/pod2"), 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(root, "cpu/kubepods/pod2/tasks"), []byte("42\n"), 0o644))
-	assert.ErrorContains(t, RemoveCgroups(root), "remove cgroup "+filepath.Join(root, "cpu/kubepods/pod2"))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "cpu/wsgilab-kube/pod2"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "cpu/wsgilab-kube/pod2/tasks"), []byte("42\n"), 0o644))
+	assert.ErrorContains(t, RemoveCgroups(root), "remove cgroup "+filepath.Join(root, "cpu/wsgilab-kube/pod2"))
+
+	// Made in every hierarchy; cpuset's with its parent's CPUs.
+	fresh := t.TempDir()
+	for _, d := range []string{"cpu", "cpuset", "memory"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(fresh, d), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(fresh, "cpuset", "cpuset.cpus"), []byte("0-1\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(fresh, "cpuset", "cpuset.mems"), []byte("0\n"), 0o644))
+	require.NoError(t, MakeCgroups(fresh))
+	assert.DirExists(t, filepath.Join(fresh, "memory", KubeletCgroup))
+	b, err := os.ReadFile(filepath.Join(fresh, "cpuset", KubeletCgroup, "cpuset.cpus"))
+	require.NoError(t, err)
+	assert.Equal(t, "0-1\n", string(b))
 }
 
 // TestPauseArchive: the pause image is a docker-save archive whose
@@ -278,4 +302,19 @@ func TestRuncShim(t *testing.T) {
 	ok, err = CanLowerOOMScore(filepath.Join(dir, "proc"))
 	require.NoError(t, err)
 	assert.True(t, ok)
+}
+
+// TestCheckHost: a kubelet that runs already is named (a fixture /proc
+// whose process's exe is a kubelet).
+func TestCheckHost(t *testing.T) {
+	proc := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(proc, "4242"), 0o755))
+	require.NoError(t, os.Symlink("/usr/local/bin/kubelet", filepath.Join(proc, "4242", "exe")))
+	require.NoError(t, os.MkdirAll(filepath.Join(proc, "77"), 0o755))
+	require.NoError(t, os.Symlink("/usr/bin/containerd", filepath.Join(proc, "77", "exe")))
+	assert.Equal(t, 4242, otherKubelet(proc))
+	err := checkHost(proc)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "kubelet: one runs already (pid 4242): this host is a node")
+	assert.Zero(t, otherKubelet(t.TempDir()))
 }

@@ -193,6 +193,7 @@ func (c Config) kubeletConfig() string {
 		"authorization":               map[string]any{"mode": "Webhook"},
 		"containerRuntimeEndpoint":    "unix://" + c.sock(),
 		"cgroupDriver":                "cgroupfs",
+		"cgroupRoot":                  "/" + KubeletCgroup,
 		"failCgroupV1":                false,
 		"failSwapOn":                  false,
 		"featureGates":                map[string]bool{"CustomCPUCFSQuotaPeriod": true},

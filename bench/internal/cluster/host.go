@@ -64,7 +64,14 @@ type hostState struct {
 	// Chains are the KubeletChains that were there already (another
 	// Kubernetes on the host): kept.
 	Chains []string `json:"chains"`
+	// Made are the KubeletPaths that were not there: removed.
+	Made []string `json:"made"`
 }
+
+// KubeletPaths are the host paths a kubelet writes whatever its
+// --root-dir: the device manager's socket and checkpoint, and the
+// containers' log links.
+var KubeletPaths = []string{"/var/lib/kubelet", "/var/log/containers"}
 
 // saveHost records the host's state, unless an earlier run's record is
 // still there (then that is the host's own state).
@@ -79,6 +86,11 @@ func (c Config) saveHost(sysRoot string, run iptablesRun) error {
 	}
 	if h.Chains, err = kubeletChains(run); err != nil {
 		return err
+	}
+	for _, p := range KubeletPaths {
+		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
+			h.Made = append(h.Made, p)
+		}
 	}
 	b, err := json.MarshalIndent(h, "", "  ")
 	if err != nil {
@@ -105,7 +117,13 @@ func (c Config) restoreHost(sysRoot string, run iptablesRun) error {
 	if err := json.Unmarshal(b, &h); err != nil {
 		return fmt.Errorf("cluster: %s: %w", c.hostFile(), err)
 	}
-	if err := errors.Join(WriteSysctls(sysRoot, h.Sysctls), removeKubeletChains(run, h.Chains)); err != nil {
+	errs := []error{WriteSysctls(sysRoot, h.Sysctls), removeKubeletChains(run, h.Chains)}
+	for _, p := range h.Made {
+		if slices.Contains(KubeletPaths, p) { // the record's, but never another path
+			errs = append(errs, os.RemoveAll(p))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return err
 	}
 	return os.Remove(c.hostFile())
@@ -193,9 +211,43 @@ func (c Config) unmountAll() error {
 	return errors.Join(errs...)
 }
 
-// KubeletCgroup is the cgroup the kubelet puts its pods under, in every
-// controller's hierarchy (cgroup v1, cgroupfs driver).
-const KubeletCgroup = "kubepods"
+// KubeletCgroup is the kubelet's cgroupRoot, made in every controller's
+// hierarchy (cgroup v1, cgroupfs driver) before it starts: it puts its
+// pods below it (kubepods/...), so the teardown removes only the
+// cluster's own, never another kubelet's /kubepods.
+const KubeletCgroup = "wsgilab-kube"
+
+// MakeCgroups makes KubeletCgroup in each controller's hierarchy under
+// root (/sys/fs/cgroup), with the parent's CPUs and memory nodes in
+// cpuset's (a new cpuset cgroup has none).
+func MakeCgroups(root string) error {
+	ctrls, err := os.ReadDir(root)
+	if err != nil {
+		return err
+	}
+	for _, ctrl := range ctrls {
+		if !ctrl.IsDir() {
+			continue // a symlink such as cpu,cpuacct names a hierarchy listed on its own
+		}
+		dir := filepath.Join(root, ctrl.Name(), KubeletCgroup)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			return fmt.Errorf("cluster: make cgroup %s: %w", dir, err)
+		}
+		if ctrl.Name() != "cpuset" {
+			continue
+		}
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			b, err := os.ReadFile(filepath.Join(root, ctrl.Name(), f))
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(filepath.Join(dir, f), b, 0o644); err != nil {
+				return fmt.Errorf("cluster: %s/%s: %w", dir, f, err)
+			}
+		}
+	}
+	return nil
+}
 
 // RemoveCgroups removes KubeletCgroup and everything below it from each
 // controller's hierarchy under root (/sys/fs/cgroup), deepest first; a

@@ -42,6 +42,9 @@ func kubeletChains(run iptablesRun) ([]string, error) {
 	for _, cmd := range []string{"iptables", "ip6tables"} {
 		for _, table := range iptablesTables {
 			b, err := run(cmd, "-t", table, "-S")
+			if err != nil && strings.Contains(err.Error(), "does not exist") {
+				continue // a table this kernel lacks: the kubelet made nothing there either
+			}
 			if err != nil {
 				return nil, err
 			}

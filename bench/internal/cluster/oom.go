@@ -59,8 +59,8 @@ for a in "$@"; do
   fi
   prev=$a
 done
-exec %s "$@"
-`, runc)
+exec '%s' "$@"
+`, strings.ReplaceAll(runc, "'", `'\''`))
 }
 
 // writeRuncShim writes runcShim for the host's runc into state, when

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"time"
 )
 
@@ -48,7 +49,7 @@ func pauseArchive(initPath, busyboxPath string) ([]byte, error) {
 	}
 	diff := sha256.Sum256(layer.Bytes())
 	config, err := json.Marshal(map[string]any{
-		"architecture": "amd64", "os": "linux", "created": epoch.UTC(),
+		"architecture": runtime.GOARCH, "os": "linux", "created": epoch.UTC(),
 		"config": map[string]any{"Entrypoint": []string{"/pause", "--", "/busybox", "sleep", "2147483647"}, "User": "65535:65535"},
 		"rootfs": map[string]any{"type": "layers", "diff_ids": []string{"sha256:" + hex.EncodeToString(diff[:])}},
 	})

@@ -94,14 +94,16 @@ func (cl *Cluster) waitFor(p *proc, what string, ready func() error) error {
 	defer cancel()
 	var last error
 	for {
-		if last = ready(); last == nil {
-			fmt.Fprintf(cl.cfg.Log, "cluster: %s\n", what)
-			return nil
-		}
+		// An answer from a process of another's on the same port is not
+		// ours: the part must still run when it answers.
 		if p != nil {
 			if err := p.exited(); err != nil {
 				return fmt.Errorf("cluster: waiting until %s: %v (its log: %s)", what, err, cl.cfg.path("logs", p.name+".log"))
 			}
+		}
+		if last = ready(); last == nil && (p == nil || p.exited() == nil) {
+			fmt.Fprintf(cl.cfg.Log, "cluster: %s\n", what)
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -112,8 +114,9 @@ func (cl *Cluster) waitFor(p *proc, what string, ready func() error) error {
 }
 
 // reapPids kills what an earlier run's pid file lists, where the pid
-// still runs the same executable (a reused pid is left alone).
-func reapPids(file string, grace time.Duration) error {
+// still runs the same executable with the state directory state on its
+// command line (every part has it there: a reused pid is left alone).
+func reapPids(file, state string, grace time.Duration) error {
 	f, err := os.Open(file)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
@@ -130,7 +133,8 @@ func reapPids(file string, grace time.Duration) error {
 		if !ok || err != nil || pid <= 1 {
 			continue
 		}
-		if cur, err := os.Readlink(filepath.Join("/proc", pidS, "exe")); err == nil && cur == exe {
+		cmdline, _ := os.ReadFile(filepath.Join("/proc", pidS, "cmdline"))
+		if cur, err := os.Readlink(filepath.Join("/proc", pidS, "exe")); err == nil && cur == exe && strings.Contains(string(cmdline), state+"/") {
 			_ = syscall.Kill(pid, syscall.SIGTERM)
 			pids = append(pids, pid)
 		}

@@ -11,6 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 )
 
@@ -26,6 +28,8 @@ const (
 type Cluster struct {
 	cfg     Config
 	procs   []*proc
+	lock    *os.File // held from Start to Stop: one cluster per host
+	mu      sync.Mutex
 	stopped bool
 }
 
@@ -46,8 +50,18 @@ func Start(cfg Config) (*Cluster, error) {
 	}
 	cfg.defaults()
 	cl := &Cluster{cfg: cfg}
+	lock, err := lockHost(cfg.State + ".lock")
+	if err != nil {
+		return nil, err
+	}
+	cl.lock = lock
 	if err := cl.reap(); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("cluster: reaping an earlier run: %w", err)
+	}
+	if err := checkHost(ProcRoot); err != nil {
+		lock.Close()
+		return nil, err
 	}
 	if err := cl.up(); err != nil {
 		return nil, errors.Join(err, cl.Stop())
@@ -140,11 +154,15 @@ func (cl *Cluster) up() error {
 			return err
 		}
 	}
-	ctrd, err := cl.start("containerd", "containerd", "--config", c.path("containerd.toml"))
+	containerd, err := exec.LookPath("containerd")
 	if err != nil {
 		return err
 	}
-	if err := cl.waitFor(ctrd, "containerd serving", func() error { _, err := cl.ctr("version"); return err }); err != nil {
+	ctrd, err := cl.start("containerd", containerd, "--config", c.path("containerd.toml"))
+	if err != nil {
+		return err
+	}
+	if err := cl.waitFor(ctrd, "containerd serving", func() error { _, err := cl.ctr("--timeout", "5s", "version"); return err }); err != nil {
 		return err
 	}
 	pause, err := pauseArchive(PauseInit, PauseBusybox)
@@ -154,6 +172,9 @@ func (cl *Cluster) up() error {
 	if err := cl.ImportImage(bytes.NewReader(pause)); err != nil {
 		return err
 	}
+	if err := MakeCgroups(CgroupRoot); err != nil {
+		return err
+	}
 	kubelet, err := cl.start("kubelet", bin("kubelet"),
 		"--config="+c.path("kubelet.yaml"), "--kubeconfig="+c.kubeconfig("kubelet"),
 		"--root-dir="+c.path("kubelet"), "--hostname-override="+c.Node, "--node-ip="+c.NodeIP, "--v=1")
@@ -161,7 +182,9 @@ func (cl *Cluster) up() error {
 		return err
 	}
 	return cl.waitFor(kubelet, "node "+c.Node+" Ready", func() error {
-		out, err := cl.Kubectl(context.Background(), nil, "get", "node", c.Node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		out, err := cl.Kubectl(ctx, nil, "get", "node", c.Node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}`)
 		if err != nil {
 			return err
 		}
@@ -237,11 +260,17 @@ func (cl *Cluster) Logs(dir string) error {
 // plane; then the mounts, cgroups, links and directories, and the host's
 // sysctls back as they were. Every step runs; their errors are joined.
 func (cl *Cluster) Stop() error {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
 	if cl.stopped {
 		return nil
 	}
 	cl.stopped = true
 	var errs []error
+	// The Job controller first, or it would make the deleted pods again.
+	if p := cl.named("kube-controller-manager"); p != nil {
+		errs = append(errs, p.stop(15*time.Second))
+	}
 	if p := cl.named("kubelet"); p != nil && p.exited() == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 		_, err := cl.Kubectl(ctx, nil, "delete", "pods", "--all", "--all-namespaces", "--wait=true", "--timeout=80s")
@@ -256,12 +285,15 @@ func (cl *Cluster) Stop() error {
 	if p := cl.named("containerd"); p != nil && p.exited() == nil {
 		errs = append(errs, cl.removeContainers())
 	}
-	for _, name := range []string{"containerd", "kube-scheduler", "kube-controller-manager", "kube-apiserver", "etcd"} {
+	for _, name := range []string{"containerd", "kube-scheduler", "kube-apiserver", "etcd"} {
 		if p := cl.named(name); p != nil {
 			errs = append(errs, p.stop(15*time.Second))
 		}
 	}
 	errs = append(errs, cl.cleanHost())
+	if cl.lock != nil {
+		errs = append(errs, cl.lock.Close())
+	}
 	return errors.Join(errs...)
 }
 
@@ -273,31 +305,56 @@ func (cl *Cluster) cleanHost() error {
 	if err := c.restoreHost(SysRoot, runIptables); err != nil {
 		errs = append(errs, err)
 	}
-	// The logs stay (state/logs) for a failed run to be read; the rest
-	// goes, once nothing is mounted there.
+	// The logs stay (state/logs) for a failed run to be read, until the
+	// next start; what the cluster made goes, once nothing is mounted
+	// there, and nothing else.
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}
-	ents, err := os.ReadDir(c.State)
-	if errors.Is(err, os.ErrNotExist) {
-		return os.RemoveAll(c.Run)
+	for _, name := range stateNames {
+		errs = append(errs, os.RemoveAll(c.path(name)))
 	}
-	if err != nil {
+	for _, p := range []string{filepath.Join(c.Run, "containerd"), c.sock(), c.sock() + ".ttrpc"} {
+		errs = append(errs, os.RemoveAll(p))
+	}
+	return errors.Join(append(errs, removeEmpty(c.Run))...)
+}
+
+// stateNames are what the cluster makes in its state directory; the
+// teardown removes these and nothing else there.
+var stateNames = []string{"etcd", "pki", "kubeconfig", "kubelet", "containerd", "cni", "opt", "pod-logs", "pids",
+	"runc-oom-shim", "containerd.toml", "kubelet.yaml"}
+
+// removeEmpty removes dir if it is empty or gone.
+func removeEmpty(dir string) error {
+	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
 		return err
 	}
-	for _, e := range ents {
-		if e.Name() != "logs" {
-			errs = append(errs, os.RemoveAll(c.path(e.Name())))
-		}
+	return nil
+}
+
+// lockHost takes the host's cluster lock (an flock on path), or says
+// that another run holds it.
+func lockHost(path string) (*os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, err
 	}
-	return errors.Join(append(errs, os.RemoveAll(c.Run))...)
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cluster: another run holds %s (%v): one cluster per host", path, err)
+	}
+	return f, nil
 }
 
 // reap stops what an earlier run of this config left (Start, before
 // anything): its processes, shims, mounts, cgroups, links, and the host
 // settings it changed.
 func (cl *Cluster) reap() error {
-	if err := reapPids(cl.cfg.pidFile(), 10*time.Second); err != nil {
+	if err := reapPids(cl.cfg.pidFile(), cl.cfg.State, 10*time.Second); err != nil {
 		return err
 	}
 	if err := cl.cleanHost(); err != nil {

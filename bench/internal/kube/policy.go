@@ -24,8 +24,15 @@ var (
 // enforces: privileged, because the sampler adds SYS_PTRACE (to read the
 // servers' sockets and /proc through the shared process namespace) and
 // the pods set two unsafe sysctls, both outside baseline. The policy
-// (Policy) holds what baseline would have: nothing beyond the lab's own.
+// (Policy) checks what a measurement needs of the Jobs; it is not a
+// baseline of its own: the namespace is for the lab's Jobs only.
 const PodSecurityLevel = "privileged"
+
+// guaranteed is the CEL condition that container c's requests equal its
+// CPU and memory limits, as quantities (1Gi is 1073741824).
+const guaranteed = `has(c.resources.limits) && has(c.resources.requests) && 'cpu' in c.resources.limits && 'memory' in c.resources.limits && ` +
+	`c.resources.requests.all(k, k in c.resources.limits) && ` +
+	`c.resources.limits.all(k, k in c.resources.requests && quantity(string(c.resources.requests[k])).compareTo(quantity(string(c.resources.limits[k]))) == 0)`
 
 // PolicyFile is the file labkube render writes Policy to, beside the
 // Jobs' files.
@@ -36,11 +43,15 @@ const PolicyName = "wsgilab-measuring-jobs"
 
 // Policy is what the Jobs' namespace needs before them: the namespace,
 // labelled with PodSecurityLevel, and a ValidatingAdmissionPolicy bound
-// to it that refuses, at the API server, a Job whose pods would measure
-// something else than the lab's: a sysctl beyond PodSysctls, a server
-// sidecar (app, proxy) without its exec startup probe (the client would
-// start before the server listens), or a container whose requests differ
-// from its limits (no Guaranteed QoS: no CFS quota to read back).
+// to it that refuses, at the API server, a Job created there whose pods
+// would measure something else than the lab's: a sysctl beyond
+// PodSysctls, a server sidecar (app, proxy) without its exec startup probe
+// (the client would start before the server listens), or a container
+// without CPU and memory limits its requests equal (no Guaranteed QoS: no
+// CFS quota to read back). The policy and its binding are cluster-scoped:
+// applying them takes a cluster administrator. It checks Jobs only (a
+// Job's template cannot change after its creation), not pods made by
+// other means.
 func Policy(namespace string) []any {
 	ns := corev1.Namespace{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
@@ -65,7 +76,7 @@ func Policy(namespace string) []any {
 			FailurePolicy: &fail,
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Operations: []admissionv1.OperationType{admissionv1.Create},
 					Rule:       admissionv1.Rule{APIGroups: []string{"batch"}, APIVersions: []string{"v1"}, Resources: []string{"jobs"}},
 				},
 			}}},
@@ -79,8 +90,8 @@ func Policy(namespace string) []any {
 					Message:    "the app and proxy sidecars need their exec startup probe: without it the kubelet starts the client before the server listens",
 				},
 				{
-					Expression: fmt.Sprintf("%[1]s.containers.all(c, has(c.resources.limits) && has(c.resources.requests) && c.resources.requests == c.resources.limits) && (!has(%[1]s.initContainers) || %[1]s.initContainers.all(c, has(c.resources.limits) && has(c.resources.requests) && c.resources.requests == c.resources.limits))", spec),
-					Message:    "every container's requests equal its limits (Guaranteed QoS: the CFS quota each run reads back)",
+					Expression: fmt.Sprintf("%[1]s.containers.all(c, %[2]s) && (!has(%[1]s.initContainers) || %[1]s.initContainers.all(c, %[2]s))", spec, guaranteed),
+					Message:    "every container has CPU and memory limits and requests equal to them (Guaranteed QoS: the CFS quota each run reads back)",
 				},
 			},
 		},
