@@ -106,13 +106,7 @@ func New(validity time.Duration, names ...string) (*CA, error) {
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
+	addNames(tmpl, names)
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
 	if err != nil {
 		return nil, fmt.Errorf("tlsca: server certificate: %w", err)
@@ -158,13 +152,7 @@ func (c *CA) Issue(cn string, orgs []string, names ...string) (certPEM, keyPEM [
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
 	}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
+	addNames(tmpl, names)
 	if len(names) > 0 {
 		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageServerAuth)
 	}
@@ -177,6 +165,18 @@ func (c *CA) Issue(cn string, orgs []string, names ...string) (certPEM, keyPEM [
 		return nil, nil, fmt.Errorf("tlsca: key of %s: %w", cn, err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), nil
+}
+
+// addNames puts names on tmpl: IP addresses as such, the rest as DNS
+// names.
+func addNames(tmpl *x509.Certificate, names []string) {
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
 }
 
 // serial is a random 128-bit serial number, as RFC 5280 allows up to 20
