@@ -1,9 +1,7 @@
 package cluster
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
 	"os/exec"
 	"slices"
 	"strings"
@@ -25,14 +23,7 @@ func runIptables(cmd string, args ...string) ([]byte, error) {
 	if _, err := exec.LookPath(cmd); err != nil {
 		return nil, nil // no iptables: the kubelet made nothing either
 	}
-	var stderr bytes.Buffer
-	c := exec.Command(cmd, append([]string{"-w"}, args...)...)
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		return out, fmt.Errorf("%s %s: %w: %s", cmd, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return output(exec.Command(cmd, append([]string{"-w"}, args...)...), nil, cmd, args)
 }
 
 // kubeletChains lists the KubeletChains that exist, as

@@ -199,11 +199,17 @@ func (cl *Cluster) up() error {
 // none); the error carries kubectl's stderr.
 func (cl *Cluster) Kubectl(ctx context.Context, in io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, filepath.Join(cl.cfg.Bin, "kubectl"), append([]string{"--kubeconfig", cl.Kubeconfig()}, args...)...)
+	return output(cmd, in, "kubectl", args)
+}
+
+// output runs cmd with stdin from in (nil: none) and returns its stdout;
+// the error names the command as name and args, with cmd's stderr.
+func output(cmd *exec.Cmd, in io.Reader, name string, args []string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd.Stdin, cmd.Stderr = in, &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return out, fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+		return out, fmt.Errorf("%s %s: %w: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return out, nil
 }
@@ -216,13 +222,7 @@ func (cl *Cluster) ctr(args ...string) ([]byte, error) {
 
 func (cl *Cluster) ctrIn(in io.Reader, args ...string) ([]byte, error) {
 	cmd := exec.Command("ctr", append([]string{"--address", cl.cfg.sock(), "--namespace", "k8s.io"}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stdin, cmd.Stderr = in, &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return out, fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
-	}
-	return out, nil
+	return output(cmd, in, "ctr", args)
 }
 
 // ImportImage imports a `docker save` archive into the cluster's
@@ -277,10 +277,8 @@ func (cl *Cluster) Stop() error {
 		cancel()
 		errs = append(errs, err)
 	}
-	for _, name := range []string{"kubelet"} {
-		if p := cl.named(name); p != nil {
-			errs = append(errs, p.stop(15*time.Second))
-		}
+	if p := cl.named("kubelet"); p != nil {
+		errs = append(errs, p.stop(15*time.Second))
 	}
 	if p := cl.named("containerd"); p != nil && p.exited() == nil {
 		errs = append(errs, cl.removeContainers())
